@@ -1,0 +1,50 @@
+# tlbf: time-limited Bloom filters for PostgreSQL.
+#
+#   make demo    build, install and show the filter on a real access log
+#   make test    build, install and run every test (installs what is missing)
+#   make bench   timing figures (ratios measured side by side)
+#
+# The extension itself builds with PGXS; the core (src/core) also builds
+# alone, for the unit tests, fuzzers and benchmarks.
+
+EXTENSION = tlbf
+MODULE_big = tlbf
+CORE_SRCS = $(sort $(wildcard src/core/*.c))
+GLUE_SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
+DATA = $(sort $(wildcard sql/tlbf--*.sql))
+PG_CPPFLAGS = -I$(srcdir)/src
+REGRESS = type_io create_add contains hashing retire_info bad_params streams
+EXTRA_CLEAN = build results regression.diffs regression.out
+
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(PGXS),)
+include $(PGXS)
+endif
+
+.PHONY: test demo bench unit unit-run
+
+# --- the pure-C core, built alone -------------------------------------------
+CORE_HEADERS = $(wildcard src/core/*.h)
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Isrc/core
+UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(wildcard test/unit/test_*.c))
+
+build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h)
+	@mkdir -p $(dir $@)
+	gcc $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lcmocka -lm
+
+unit: $(UNIT_TESTS)
+
+unit-run: unit
+	@for t in $(UNIT_TESTS); do echo "== $$t"; ./$$t || exit 1; done
+
+# --- the two commands (and the benchmarks) ----------------------------------
+test:
+	scripts/test.sh
+
+demo:
+	scripts/demo.sh
+
+bench:
+	scripts/bench.sh

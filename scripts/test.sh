@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# make test: install what is missing, build and install the extension, then
+# run the core's C unit tests and the SQL regression tests against a
+# throwaway cluster.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh
+scripts/build.sh
+
+echo "== C unit tests of the core"
+make -s unit-run
+
+echo "== SQL regression tests (pg_regress)"
+if ! scripts/cluster.sh make -s installcheck; then
+    [ -f regression.diffs ] && cat regression.diffs
+    exit 1
+fi
+echo "== all tests passed"

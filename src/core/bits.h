@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * bits.h
+ *	  Where a key's bit lies in a slice, and reading and setting it.
+ *
+ * Slice function j is h_j = a + j*b (double hashing); its value is mapped
+ * onto the slice's bits with a multiply-shift range reduction, which needs
+ * no division and keeps every bit reachable for any slice size.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_BITS_H
+#define TLBF_BITS_H
+
+#include "tlbf.h"
+
+static inline uint64_t
+tlbf_bit_position(TlbfHash h, const TlbfSlice *s)
+{
+	uint64_t	x = h.a + (uint64_t) s->hash_index * h.b;
+	uint64_t	nbits = (uint64_t) s->nwords * 64;
+
+	return (uint64_t) (((unsigned __int128) x * nbits) >> 64);
+}
+
+static inline bool
+tlbf_test_bit(const uint64_t *words, const TlbfSlice *s, TlbfHash h)
+{
+	uint64_t	pos = tlbf_bit_position(h, s);
+
+	return (words[s->offset + (pos >> 6)] >> (pos & 63)) & 1;
+}
+
+static inline void
+tlbf_set_bit(uint64_t *words, const TlbfSlice *s, TlbfHash h)
+{
+	uint64_t	pos = tlbf_bit_position(h, s);
+
+	words[s->offset + (pos >> 6)] |= UINT64_C(1) << (pos & 63);
+}
+
+#endif							/* TLBF_BITS_H */

@@ -1,0 +1,223 @@
+/*-------------------------------------------------------------------------
+ *
+ * insert.c
+ *	  Adding a key: setting its bits in the k newest slices, and the two
+ *	  structural changes an insertion may trigger first:
+ *
+ *	  - starting afresh, when the filter has no slices or every slice has
+ *		expired (a pause longer than the span): k new slices sized from the
+ *		last known rate.  Reusing the old ones would bring their keys back.
+ *	  - a shift, when the generation is used up: a new slice 0 sized for the
+ *		observed rate, expired slices dropped from the old end, and the
+ *		filter growing instead when the oldest slice is still live.
+ *
+ * Insertion times never go backwards: an older 'at' is moved up to the
+ * newest time already seen.  A key then lives a little longer (a false
+ * positive at worst) but every key stays in k consecutive slices whose
+ * timestamps are at least its own, which is what makes it findable until
+ * its time plus the span.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "bits.h"
+#include "sizing.h"
+#include "tlbf.h"
+
+/* Make sure the buffer holds 'size' bytes, growing it if allowed. */
+static TlbfStatus
+ensure_room(Tlbf **fp, TlbfMemory *memory, size_t size)
+{
+	void	   *grown;
+
+	if (size <= memory->allocated)
+		return TLBF_OK;
+	if (memory->resize == NULL)
+		return TLBF_OUT_OF_MEMORY;
+	grown = memory->resize(memory, *fp, size);
+	if (grown == NULL)
+		return TLBF_OUT_OF_MEMORY;
+	*fp = grown;
+	return TLBF_OK;
+}
+
+/* The largest slice, in words, for which 'nslices' slices holding 'words'
+ * other words still fit under the cap; 0 if none fits. */
+static uint64_t
+room_for_slice(size_t max_bytes, uint64_t nslices, uint64_t words)
+{
+	size_t		used = tlbf_layout_bytes(nslices, words);
+
+	return used >= max_bytes ? 0 : (max_bytes - used) / sizeof(uint64_t);
+}
+
+/*
+ * Replace every slice (all expired, or none yet) by k empty ones sized for
+ * k generations of target_gen insertions.
+ */
+static TlbfStatus
+start_fresh(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
+{
+	Tlbf	   *f = *fp;
+	int			k = f->k;
+	uint64_t	words = tlbf_words_for_capacity(k * f->target_gen);
+	uint64_t	fit = room_for_slice(memory->max_bytes, k, 0) / k;
+	TlbfSlice  *s;
+	TlbfStatus	status;
+
+	if (words > fit)
+		words = fit;
+	if (words < TLBF_MIN_SLICE_WORDS)
+		return TLBF_OVER_LIMIT;
+	status = ensure_room(fp, memory, tlbf_layout_bytes(k, k * words));
+	if (status != TLBF_OK)
+		return status;
+
+	f = *fp;
+	f->nslices = k;
+	s = tlbf_slices(f);
+	for (int i = 0; i < k; i++)
+	{
+		s[i].offset = (uint32_t) (i * words);
+		s[i].nwords = (uint32_t) words;
+		s[i].hash_index = (uint32_t) i;
+		s[i].reserved = 0;
+		s[i].inserted = 0;
+		s[i].updated_at = TLBF_NEVER;
+	}
+	memset(tlbf_words(f), 0, k * words * sizeof(uint64_t));
+	f->gen_size = f->gen_left = tlbf_generation_size(f);
+	f->gen_started = now;
+	return TLBF_OK;
+}
+
+/*
+ * The hash index for a new slice 0: one that slices 1..k-1 do not use, so
+ * that any k consecutive slices use k different functions.  In a filter
+ * built by insertions alone this is (index of slice 1) - 1 mod k, as in the
+ * paper; after a union of filters with different k it still picks a free one.
+ */
+static uint32_t
+free_hash_index(const Tlbf *f)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+	uint64_t	used = 0;
+	uint32_t	j = 0;
+
+	for (uint32_t i = 1; i < f->k && i < f->nslices; i++)
+		if (s[i].hash_index < 64)
+			used |= UINT64_C(1) << s[i].hash_index;
+	while (used & (UINT64_C(1) << j))
+		j++;
+	return j;
+}
+
+/*
+ * End the generation: add a new slice 0 sized for the observed rate, drop
+ * expired slices from the old end, and drop live ones too (counting them in
+ * 'truncated') only if the size cap leaves no other way.
+ */
+static TlbfStatus
+shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
+{
+	Tlbf	   *f = *fp;
+	TlbfSlice  *s = tlbf_slices(f);
+	double		target_gen = tlbf_target_generation(f, now);
+	uint64_t	words = tlbf_words_for_capacity(tlbf_next_slice_capacity(f, target_gen));
+	uint32_t	keep = f->nslices;
+	uint32_t	dropped_live = 0;
+	uint64_t	kept_words;
+	uint64_t	fit;
+	char	   *base;
+	TlbfStatus	status;
+
+	/* Slices 0..k-2 are still written after the shift; the others may go. */
+	while (keep > (uint32_t) f->k - 1 &&
+		   tlbf_is_expired(&s[keep - 1], now, f->span))
+		keep--;
+	kept_words = keep == 0 ? 0 : (uint64_t) s[keep - 1].offset + s[keep - 1].nwords;
+
+	while (keep > (uint32_t) f->k - 1 &&
+		   room_for_slice(memory->max_bytes, keep + 1, kept_words) < words)
+	{
+		keep--;
+		dropped_live++;
+		kept_words = s[keep].offset;
+	}
+	fit = room_for_slice(memory->max_bytes, keep + 1, kept_words);
+	if (words > fit)
+		words = fit;
+	if (words < TLBF_MIN_SLICE_WORDS)
+		return TLBF_OVER_LIMIT;
+	if (keep + 1 > TLBF_MAX_SLICES)
+		return TLBF_OVER_LIMIT;
+
+	status = ensure_room(fp, memory, tlbf_layout_bytes(keep + 1, kept_words + words));
+	if (status != TLBF_OK)
+		return status;
+	f = *fp;
+	s = tlbf_slices(f);
+	base = (char *) f;
+
+	/*
+	 * Move the kept bits behind the new slice's, then the directory down by
+	 * one entry.  Neither move overwrites what the other still has to read:
+	 * the bits land after the end of the new, longer directory.
+	 */
+	memmove(base + tlbf_layout_bytes(keep + 1, words),
+			tlbf_words(f), kept_words * sizeof(uint64_t));
+	memmove(&s[1], &s[0], keep * sizeof(TlbfSlice));
+	f->nslices = keep + 1;
+	for (uint32_t i = 1; i <= keep; i++)
+		s[i].offset += (uint32_t) words;
+
+	s[0].offset = 0;
+	s[0].nwords = (uint32_t) words;
+	s[0].hash_index = free_hash_index(f);
+	s[0].reserved = 0;
+	s[0].inserted = 0;
+	s[0].updated_at = TLBF_NEVER;
+	memset(tlbf_words(f), 0, words * sizeof(uint64_t));
+
+	f->truncated += dropped_live;
+	f->target_gen = target_gen;
+	f->gen_size = f->gen_left = tlbf_generation_size(f);
+	f->gen_started = now;
+	return TLBF_OK;
+}
+
+/*
+ * Add a key at time 'at'.  On TLBF_OUT_OF_MEMORY or TLBF_OVER_LIMIT the
+ * filter is unchanged (though it may have moved: *fp is always current).
+ */
+TlbfStatus
+tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+{
+	Tlbf	   *f = *fp;
+	TlbfTime	now = at < f->newest ? f->newest : at;
+	TlbfStatus	status = TLBF_OK;
+	TlbfSlice  *s;
+	uint64_t   *words;
+
+	if (f->nslices == 0 || f->newest < now - f->span)
+		status = start_fresh(fp, memory, now);
+	else if (f->gen_left == 0)
+		status = shift(fp, memory, now);
+	if (status != TLBF_OK)
+		return status;
+
+	f = *fp;
+	s = tlbf_slices(f);
+	words = tlbf_words(f);
+	for (int i = 0; i < f->k; i++)
+	{
+		tlbf_set_bit(words, &s[i], hash);
+		s[i].inserted++;
+		s[i].updated_at = now;
+	}
+	f->gen_left--;
+	f->inserted++;
+	f->newest = now;
+	return TLBF_OK;
+}

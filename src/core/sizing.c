@@ -1,0 +1,118 @@
+/*-------------------------------------------------------------------------
+ *
+ * sizing.c
+ *	  How big slices are and how long a generation lasts (the Time-limited
+ *	  Bloom Filter paper, equations 4 to 8).
+ *
+ * A slice is full at fill ratio 1/2, i.e. after m*ln2 insertions for m
+ * bits.  Each insertion writes to the k newest slices, so slice i (0 is the
+ * newest) will be written during k-i more generations.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+
+#include "sizing.h"
+
+double
+tlbf_clamp_target_gen(double target_gen)
+{
+	return fmin(fmax(target_gen, TLBF_MIN_TARGET_GEN), TLBF_MAX_TARGET_GEN);
+}
+
+/* Insertions a slice takes before its fill ratio reaches 1/2. */
+double
+tlbf_slice_capacity(const TlbfSlice *s)
+{
+	return (double) s->nwords * 64 * TLBF_LN2;
+}
+
+/* Words of a slice that holds 'capacity' insertions at fill 1/2 (eq. 8). */
+uint32_t
+tlbf_words_for_capacity(double capacity)
+{
+	double		words = ceil(capacity / TLBF_LN2 / 64.0);
+
+	if (!(words >= TLBF_MIN_SLICE_WORDS))
+		return TLBF_MIN_SLICE_WORDS;
+	if (words > TLBF_MAX_SLICE_WORDS)
+		return TLBF_MAX_SLICE_WORDS;
+	return (uint32_t) words;
+}
+
+/*
+ * Insertions until the next shift (eq. 4-5): each of the k newest slices
+ * spreads what it can still take over the generations it has left, and the
+ * tightest one decides.  At least one, so that the filter always moves on;
+ * a slice then passes its capacity by at most k insertions, which the
+ * minimum slice size absorbs (inserted never exceeds the bits).
+ */
+uint64_t
+tlbf_generation_size(const Tlbf *f)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+	double		g = INFINITY;
+
+	for (int i = 0; i < f->k; i++)
+	{
+		double		left = tlbf_slice_capacity(&s[i]) - (double) s[i].inserted;
+
+		g = fmin(g, floor(fmax(left, 0.0) / (f->k - i)));
+	}
+	return g < 1.0 ? 1 : (uint64_t) g;
+}
+
+/*
+ * The generation size that would make a generation last span/l at the rate
+ * of the generation that just ended (eq. 6).  A generation that took no
+ * time (a burst within one instant) or a much faster one grows the target
+ * by at most TLBF_MAX_GROWTH.
+ */
+double
+tlbf_target_generation(const Tlbf *f, TlbfTime now)
+{
+	double		g = (double) f->gen_size;
+	double		elapsed = (double) (now - f->gen_started);
+	double		most = g * TLBF_MAX_GROWTH;
+	double		target;
+
+	if (elapsed <= 0.0)
+		return tlbf_clamp_target_gen(most);
+	target = g * (double) f->span / (elapsed * f->l);
+	return tlbf_clamp_target_gen(fmin(target, most));
+}
+
+/*
+ * Capacity for the slice a shift is about to add (eq. 7).  The new slice
+ * will be written during the next k generations.  Slices 0..k-2, which the
+ * shift moves to positions 1..k-1, are still written during the first of
+ * those and may not take target_gen insertions each time: a generation is
+ * as large as the tightest of them allows (as in tlbf_generation_size).  The
+ * new slice needs room for exactly what those generations will bring.
+ */
+double
+tlbf_next_slice_capacity(const Tlbf *f, double target_gen)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+	double		left[TLBF_MAX_K];
+	int			k = f->k;
+	int			existing = (int) f->nslices < k - 1 ? (int) f->nslices : k - 1;
+	double		total = 0.0;
+
+	/* left[j]: room in the slice that will sit at position j + 1 */
+	for (int j = 0; j < existing; j++)
+		left[j] = fmax(tlbf_slice_capacity(&s[j]) - (double) s[j].inserted, 0.0);
+
+	for (int q = 0; q < k; q++)
+	{
+		double		g = target_gen;
+
+		/* during generation q, slice j sits at position j + 1 + q */
+		for (int j = 0; j < existing && j + 1 + q < k; j++)
+			g = fmin(g, left[j] / (k - (j + 1 + q)));
+		for (int j = 0; j < existing && j + 1 + q < k; j++)
+			left[j] -= g;
+		total += g;
+	}
+	return total;
+}

@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * sizing.h
+ *	  The paper's sizing equations, internal to the core.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_SIZING_H
+#define TLBF_SIZING_H
+
+#include "tlbf.h"
+
+#define TLBF_LN2		0.69314718055994530942
+
+/*
+ * A slice may grow at most this much per shift.  It bounds the damage of a
+ * rate measured over a generation that took no time at all (a burst within
+ * one instant), while still following a tenfold rate change in one shift.
+ */
+#define TLBF_MAX_GROWTH		16.0
+#define TLBF_MIN_TARGET_GEN 1e-3
+#define TLBF_MAX_TARGET_GEN 1e12
+
+extern double tlbf_clamp_target_gen(double target_gen);
+extern double tlbf_slice_capacity(const TlbfSlice *s);
+extern uint32_t tlbf_words_for_capacity(double capacity);
+extern uint64_t tlbf_generation_size(const Tlbf *f);
+extern double tlbf_target_generation(const Tlbf *f, TlbfTime now);
+extern double tlbf_next_slice_capacity(const Tlbf *f, double target_gen);
+
+#endif							/* TLBF_SIZING_H */

@@ -1,0 +1,261 @@
+/*-------------------------------------------------------------------------
+ *
+ * datum_hash.c
+ *	  Hashing an item of any type, so that values that compare equal hash
+ *	  equal and the common types hash the same on every PostgreSQL version.
+ *
+ * The pinned types are turned into canonical bytes here and hashed with
+ * XXH3 by the core, never through PostgreSQL's own hash functions (which
+ * may change between major versions):
+ *
+ *	  int2, int4, int8			the value as 8 little-endian bytes
+ *	  text, varchar, bpchar,	the characters' bytes (bpchar without its
+ *	  name, unknown literals	trailing blanks)
+ *	  numeric					its decimal text without insignificant zeros
+ *	  float4, float8			the value as a float8 (-0 as 0, one NaN)
+ *	  uuid, bytea				their bytes
+ *	  date, timestamp(tz)		their integer value
+ *
+ * Strings are compared by bytes: under a nondeterministic collation two
+ * strings that compare equal may hash differently (normalise them first).
+ * Domains hash as their base type.  Any other type goes through its extended
+ * hash support function, when it has one.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/typcache.h"
+#include "utils/uuid.h"
+
+typedef enum ItemKind
+{
+	ITEM_INT2,
+	ITEM_INT4,
+	ITEM_INT8,
+	ITEM_TEXT,
+	ITEM_BPCHAR,
+	ITEM_NAME,
+	ITEM_CSTRING,
+	ITEM_NUMERIC,
+	ITEM_FLOAT4,
+	ITEM_FLOAT8,
+	ITEM_UUID,
+	ITEM_BYTEA,
+	ITEM_DATE,
+	ITEM_TIMESTAMP,
+	ITEM_EXTENDED_HASH
+} ItemKind;
+
+struct ItemHasher
+{
+	ItemKind	kind;
+	Oid			collation;
+	FmgrInfo	extended_hash;	/* for ITEM_EXTENDED_HASH */
+};
+
+static ItemKind
+kind_of(Oid base_type)
+{
+	switch (base_type)
+	{
+		case INT2OID:
+			return ITEM_INT2;
+		case INT4OID:
+			return ITEM_INT4;
+		case INT8OID:
+			return ITEM_INT8;
+		case TEXTOID:
+		case VARCHAROID:
+			return ITEM_TEXT;
+		case BPCHAROID:
+			return ITEM_BPCHAR;
+		case NAMEOID:
+			return ITEM_NAME;
+		case UNKNOWNOID:
+		case CSTRINGOID:
+			return ITEM_CSTRING;
+		case NUMERICOID:
+			return ITEM_NUMERIC;
+		case FLOAT4OID:
+			return ITEM_FLOAT4;
+		case FLOAT8OID:
+			return ITEM_FLOAT8;
+		case UUIDOID:
+			return ITEM_UUID;
+		case BYTEAOID:
+			return ITEM_BYTEA;
+		case DATEOID:
+			return ITEM_DATE;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return ITEM_TIMESTAMP;
+		default:
+			return ITEM_EXTENDED_HASH;
+	}
+}
+
+ItemHasher *
+tlbf_item_hasher(Oid type, Oid collation, MemoryContext context)
+{
+	ItemHasher *hasher = MemoryContextAllocZero(context, sizeof(ItemHasher));
+	Oid			base_type = getBaseType(type);
+
+	hasher->collation = collation;
+	hasher->kind = kind_of(base_type);
+	if (hasher->kind == ITEM_EXTENDED_HASH)
+	{
+		TypeCacheEntry *entry = lookup_type_cache(base_type,
+												  TYPECACHE_HASH_EXTENDED_PROC);
+
+		if (!OidIsValid(entry->hash_extended_proc))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("could not identify an extended hash function for type %s",
+							format_type_be(type)),
+					 errhint("tlbf hashes types that have a hash operator class; cast the item to text.")));
+		fmgr_info_cxt(entry->hash_extended_proc, &hasher->extended_hash, context);
+	}
+	return hasher;
+}
+
+static TlbfHash
+hash_float8_value(float8 value, uint64 seed)
+{
+	uint64		bits;
+
+	if (value == 0.0)
+		value = 0.0;			/* -0 equals 0 */
+	if (isnan(value))
+		value = get_float8_nan();	/* every NaN equals every other */
+	memcpy(&bits, &value, sizeof(bits));
+	return tlbf_hash_bytes(&bits, sizeof(bits), seed);
+}
+
+static TlbfHash
+hash_int64(int64 value, uint64 seed)
+{
+	return tlbf_hash_bytes(&value, sizeof(value), seed);
+}
+
+static TlbfHash
+hash_varlena(Datum value, uint64 seed)
+{
+	struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+	TlbfHash	h = tlbf_hash_bytes(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), seed);
+
+	if ((Pointer) v != DatumGetPointer(value))
+		pfree(v);
+	return h;
+}
+
+static TlbfHash
+hash_bpchar(Datum value, uint64 seed)
+{
+	BpChar	   *v = PG_DETOAST_DATUM_PACKED(value);
+	const char *s = VARDATA_ANY(v);
+	int			len = VARSIZE_ANY_EXHDR(v);
+
+	while (len > 0 && s[len - 1] == ' ')
+		len--;
+	return tlbf_hash_bytes(s, len, seed);
+}
+
+static TlbfHash
+hash_numeric_value(Datum value, uint64 seed)
+{
+	char	   *text = numeric_normalize(DatumGetNumeric(value));
+	TlbfHash	h = tlbf_hash_bytes(text, strlen(text), seed);
+
+	pfree(text);
+	return h;
+}
+
+TlbfHash
+tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
+{
+	switch (hasher->kind)
+	{
+		case ITEM_INT2:
+			return hash_int64(DatumGetInt16(value), seed);
+		case ITEM_INT4:
+			return hash_int64(DatumGetInt32(value), seed);
+		case ITEM_INT8:
+			return hash_int64(DatumGetInt64(value), seed);
+		case ITEM_TEXT:
+		case ITEM_BYTEA:
+			return hash_varlena(value, seed);
+		case ITEM_BPCHAR:
+			return hash_bpchar(value, seed);
+		case ITEM_NAME:
+			{
+				const char *s = NameStr(*DatumGetName(value));
+
+				return tlbf_hash_bytes(s, strlen(s), seed);
+			}
+		case ITEM_CSTRING:
+			{
+				const char *s = DatumGetCString(value);
+
+				return tlbf_hash_bytes(s, strlen(s), seed);
+			}
+		case ITEM_NUMERIC:
+			return hash_numeric_value(value, seed);
+		case ITEM_FLOAT4:
+			return hash_float8_value((float8) DatumGetFloat4(value), seed);
+		case ITEM_FLOAT8:
+			return hash_float8_value(DatumGetFloat8(value), seed);
+		case ITEM_UUID:
+			return tlbf_hash_bytes(DatumGetUUIDP(value)->data, UUID_LEN, seed);
+		case ITEM_DATE:
+			{
+				int32		days = DatumGetDateADT(value);
+
+				return tlbf_hash_bytes(&days, sizeof(days), seed);
+			}
+		case ITEM_TIMESTAMP:
+			return hash_int64(DatumGetTimestamp(value), seed);
+		case ITEM_EXTENDED_HASH:
+			{
+				uint64		h = DatumGetUInt64(FunctionCall2Coll(&hasher->extended_hash,
+																 hasher->collation,
+																 value,
+																 UInt64GetDatum(seed)));
+
+				return tlbf_hash_bytes(&h, sizeof(h), seed);
+			}
+	}
+	pg_unreachable();
+}
+
+/*
+ * Hash argument 'argno' (declared "any", so that untyped literals work) of
+ * a function call; the hasher for its type is kept in fn_extra.
+ */
+TlbfHash
+tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
+{
+	CallCache  *cache = tlbf_call_cache(fcinfo);
+
+	/* a call site's argument expression, hence its type, never changes */
+	if (cache->hasher == NULL)
+	{
+		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+
+		if (!OidIsValid(type))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDETERMINATE_DATATYPE),
+					 errmsg("could not determine the type of the tlbf item")));
+		cache->hasher = tlbf_item_hasher(type, PG_GET_COLLATION(),
+										 fcinfo->flinfo->fn_mcxt);
+	}
+	return tlbf_hash_item(cache->hasher, PG_GETARG_DATUM(argno), seed);
+}

@@ -1,0 +1,177 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_args.c
+ *	  Getting a tlbf value out of a function argument, checked, and giving
+ *	  the core memory to grow one in.
+ *
+ * Every value is validated before the core reads it, wherever it came
+ * from.  A TOASTed value read without modification is detoasted and
+ * validated once per call site and query: the copy is kept in fn_extra,
+ * keyed by the TOAST pointer (which names an immutable value).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include "access/detoast.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+
+CallCache *
+tlbf_call_cache(FunctionCallInfo fcinfo)
+{
+	if (fcinfo->flinfo->fn_extra == NULL)
+		fcinfo->flinfo->fn_extra =
+			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(CallCache));
+	return (CallCache *) fcinfo->flinfo->fn_extra;
+}
+
+static void
+report_invalid(int sqlstate, const char *what, const TlbfProblem *problem)
+{
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("invalid tlbf value in %s", what),
+			 errdetail("%s.", problem->message)));
+}
+
+/* Validate a detoasted value in place; the core relies on word alignment. */
+static Tlbf *
+validated(struct varlena *value, int sqlstate, const char *what)
+{
+	TlbfProblem problem;
+
+	if ((uintptr_t) value % sizeof(uint64) != 0)
+	{
+		struct varlena *aligned = palloc(VARSIZE(value));
+
+		memcpy(aligned, value, VARSIZE(value));
+		value = aligned;
+	}
+	if (!tlbf_validate(value, VARSIZE(value), &problem))
+		report_invalid(sqlstate, what, &problem);
+	return (Tlbf *) value;
+}
+
+/*
+ * Copy 'len' bytes of a value's payload (everything after the length word)
+ * into a new varlena and validate it.  For input and receive functions.
+ */
+Tlbf *
+tlbf_validated_copy(const char *data, Size len, int sqlstate, const char *what)
+{
+	struct varlena *value;
+
+	if (len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(sqlstate),
+				 errmsg("invalid tlbf value in %s", what),
+				 errdetail("The value is too large.")));
+	value = palloc(VARHDRSZ + len);
+	SET_VARSIZE(value, VARHDRSZ + len);
+	memcpy(VARDATA(value), data, len);
+	return validated(value, sqlstate, what);
+}
+
+/* A filter argument for reading only. */
+Tlbf *
+tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno)
+{
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
+	struct varatt_external toast_id;
+	CallCache  *cache;
+	MemoryContext old;
+
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw) || argno >= TLBF_CACHED_ARGS ||
+		fcinfo->flinfo == NULL)
+		return validated(PG_DETOAST_DATUM(PG_GETARG_DATUM(argno)),
+						 ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+
+	VARATT_EXTERNAL_GET_POINTER(toast_id, raw);
+	cache = tlbf_call_cache(fcinfo);
+	if (cache->filter[argno] != NULL &&
+		cache->toast_id[argno].va_valueid == toast_id.va_valueid &&
+		cache->toast_id[argno].va_toastrelid == toast_id.va_toastrelid)
+		return cache->filter[argno];
+
+	if (cache->filter[argno] != NULL)
+		pfree(cache->filter[argno]);
+	cache->filter[argno] = NULL;
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	cache->filter[argno] = validated(detoast_attr(raw),
+									 ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+	MemoryContextSwitchTo(old);
+	cache->toast_id[argno] = toast_id;
+	return cache->filter[argno];
+}
+
+/* A private, modifiable copy of a filter argument. */
+Tlbf *
+tlbf_arg_copy(FunctionCallInfo fcinfo, int argno)
+{
+	return validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
+					 ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+}
+
+/* Set the varlena length word from the filter's own layout. */
+void
+tlbf_set_length(Tlbf *f)
+{
+	SET_VARSIZE(f, tlbf_size(f));
+}
+
+/*
+ * Growth for the core: at least double, so that a filter filled one key at
+ * a time (an aggregate) is copied O(log n) times, but never past the cap.
+ */
+static void *
+resize_in_context(TlbfMemory *memory, void *buffer, size_t size)
+{
+	Size		grown = Max(size, Min(2 * memory->allocated, memory->max_bytes));
+	void	   *result;
+
+	result = repalloc(buffer, grown);
+	memory->allocated = grown;
+	return result;
+}
+
+/* Describe a palloc'd filter of VARSIZE bytes to the core. */
+void
+tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
+{
+	memory->resize = resize_in_context;
+	memory->context = context;
+	memory->allocated = VARSIZE(f);
+	memory->max_bytes = (size_t) tlbf_max_filter_bytes;
+}
+
+/*
+ * Report what the core could not do, and warn (once per transaction) when
+ * the size cap made it drop live slices: the only way keys are ever lost.
+ */
+void
+tlbf_check_status(TlbfStatus status, uint64 truncated_before, const Tlbf *f)
+{
+	static LocalTransactionId warned_in = InvalidLocalTransactionId;
+
+	if (status == TLBF_OUT_OF_MEMORY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory for a tlbf filter")));
+	if (status == TLBF_OVER_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tlbf filter would exceed tlbf.max_filter_bytes (%d bytes)",
+						tlbf_max_filter_bytes),
+				 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
+	if (f->truncated > truncated_before && MyProc->lxid != warned_in)
+	{
+		warned_in = MyProc->lxid;
+		ereport(WARNING,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tlbf filter reached tlbf.max_filter_bytes and dropped unexpired slices"),
+				 errdetail("Keys in the dropped slices may now be reported absent; tlbf_info() counts such slices in \"truncated\" (now " UINT64_FORMAT ").",
+						   f->truncated),
+				 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
+	}
+}

@@ -1,0 +1,166 @@
+/*-------------------------------------------------------------------------
+ *
+ * functions.c
+ *	  The scalar SQL functions: create, add, contains, retire.
+ *
+ * Values are never modified in place: tlbf_add and tlbf_retire work on a
+ * copy (PostgreSQL may share an argument's memory with a table's buffer).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include "access/xact.h"
+
+/* Every filter made here hashes with this seed, so that any two can merge. */
+#define TLBF_DEFAULT_SEED	0
+
+PG_FUNCTION_INFO_V1(tlbf_create);
+PG_FUNCTION_INFO_V1(tlbf_add);
+PG_FUNCTION_INFO_V1(tlbf_contains);
+PG_FUNCTION_INFO_V1(tlbf_contains_within);
+PG_FUNCTION_INFO_V1(tlbf_contains_now);
+PG_FUNCTION_INFO_V1(tlbf_retire);
+
+/* An optional int argument: NULL is 0 ("choose"), and 0 itself is invalid. */
+static int
+optional_count(FunctionCallInfo fcinfo, int argno)
+{
+	int32		value;
+
+	if (PG_ARGISNULL(argno))
+		return 0;
+	value = PG_GETARG_INT32(argno);
+	return value < 1 ? -1 : value;
+}
+
+/*
+ * tlbf_create(span, error_rate, capacity, k, l): an empty filter.  NULL
+ * span, error_rate or capacity give NULL; NULL k and l are chosen from
+ * error_rate.
+ */
+Datum
+tlbf_create(PG_FUNCTION_ARGS)
+{
+	TlbfParams	params;
+	TlbfProblem problem;
+	Tlbf	   *f;
+	int64		capacity;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+
+	params.span = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(0), "span");
+	params.error_rate = PG_GETARG_FLOAT8(1);
+	capacity = PG_GETARG_INT64(2);
+	params.capacity = capacity < 1 ? 0 : (uint64) capacity;
+	params.k = optional_count(fcinfo, 3);
+	params.l = optional_count(fcinfo, 4);
+	params.seed = TLBF_DEFAULT_SEED;
+	if (!tlbf_check_params(&params, &problem))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid tlbf parameters: %s", problem.message),
+				 problem.hint ? errhint("%s", problem.hint) : 0));
+	if (tlbf_first_generation_bytes(&params) > (size_t) tlbf_max_filter_bytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%d bytes)",
+						tlbf_max_filter_bytes),
+				 errhint("Raise tlbf.max_filter_bytes or lower the capacity; the filter grows as keys arrive.")));
+
+	f = palloc(sizeof(Tlbf));
+	tlbf_init(f, &params);
+	tlbf_set_length(f);
+	PG_RETURN_POINTER(f);
+}
+
+/*
+ * tlbf_add(f, item, at): a new filter that also holds item.  A NULL item or
+ * time leaves the filter as it was, as the aggregate skips such rows.
+ */
+Datum
+tlbf_add(PG_FUNCTION_ARGS)
+{
+	TlbfMemory	memory;
+	TlbfStatus	status;
+	TlbfHash	hash;
+	TlbfTime	at;
+	uint64		truncated;
+	Tlbf	   *f;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+
+	f = tlbf_arg_copy(fcinfo, 0);
+	at = tlbf_time_arg(fcinfo, 2);
+	hash = tlbf_hash_arg(fcinfo, 1, f->seed);
+	tlbf_memory_for(&memory, f, CurrentMemoryContext);
+	truncated = f->truncated;
+	status = tlbf_insert(&f, &memory, hash, at);
+	tlbf_check_status(status, truncated, f);
+	tlbf_set_length(f);
+	PG_RETURN_POINTER(f);
+}
+
+/* tlbf_contains(f, item, at): was item added within the span before at? */
+Datum
+tlbf_contains(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+
+	PG_RETURN_BOOL(tlbf_query(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, f->span));
+}
+
+/*
+ * tlbf_contains(f, item, at, within): the same, trusting only slices written
+ * within 'within' before at: no false negatives for keys added within it.
+ */
+Datum
+tlbf_contains_within(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+	int64		within = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(3), "within");
+
+	if (within > f->span)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("within must not be longer than the filter's span"),
+				 errhint("The filter forgets keys older than its span; build it with a longer span.")));
+	PG_RETURN_BOOL(tlbf_query(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, within));
+}
+
+/* f @> item: contains at the transaction's start time, like now(). */
+Datum
+tlbf_contains_now(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+
+	PG_RETURN_BOOL(tlbf_query(f, tlbf_hash_arg(fcinfo, 1, f->seed),
+							  GetCurrentTransactionStartTimestamp(), f->span));
+}
+
+/*
+ * tlbf_retire(f, at): f without the slices expired at 'at'.  Answers for
+ * times at or after 'at' do not change.  A filter with nothing to drop is
+ * returned as it is, without a copy.
+ */
+Datum
+tlbf_retire(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
+	Tlbf	   *copy;
+
+	if (tlbf_retirable_slices(f, at) == 0)
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	copy = palloc(VARSIZE(f));
+	memcpy(copy, f, VARSIZE(f));
+	tlbf_drop_expired(copy, at);
+	tlbf_set_length(copy);
+	PG_RETURN_POINTER(copy);
+}

@@ -1,0 +1,96 @@
+/*-------------------------------------------------------------------------
+ *
+ * info.c
+ *	  tlbf_info(f, at): a filter's parameters, size and slices as jsonb.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/float.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+PG_FUNCTION_INFO_V1(tlbf_info);
+
+static void
+append_time(StringInfo out, const char *key, TlbfTime t)
+{
+	char		buf[MAXDATELEN + 1];
+
+	if (t == TLBF_NEVER)
+		appendStringInfo(out, "\"%s\": null", key);
+	else
+		appendStringInfo(out, "\"%s\": \"%s\"", key,
+						 JsonEncodeDateTime(buf, TimestampTzGetDatum(t),
+											TIMESTAMPTZOID, NULL));
+}
+
+static void
+append_float(StringInfo out, const char *key, double value)
+{
+	appendStringInfo(out, "\"%s\": %s", key, float8out_internal(value));
+}
+
+static void
+append_slices(StringInfo out, const Tlbf *f, TlbfTime at)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+
+	appendStringInfoString(out, "\"slices\": [");
+	for (uint32 i = 0; i < f->nslices; i++)
+	{
+		appendStringInfo(out, "%s{\"bits\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT ", ",
+						 i == 0 ? "" : ", ", (uint64) s[i].nwords * 64, s[i].inserted);
+		append_float(out, "fill_ratio", round(tlbf_fill_ratio(f, i) * 1e4) / 1e4);
+		appendStringInfo(out, ", \"hash_index\": %u, ", s[i].hash_index);
+		append_time(out, "updated_at", s[i].updated_at);
+		appendStringInfo(out, ", \"expired\": %s}",
+						 tlbf_is_expired(&s[i], at, f->span) ? "true" : "false");
+	}
+	appendStringInfoChar(out, ']');
+}
+
+Datum
+tlbf_info(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
+	TlbfStats	stats;
+	StringInfoData out;
+
+	tlbf_stats(f, at, &stats);
+	initStringInfo(&out);
+	appendStringInfo(&out, "{\"version\": %u, \"hash\": \"xxh3-128\", \"seed\": " UINT64_FORMAT ", ",
+					 f->version, f->seed);
+	append_float(&out, "error_rate", f->error_rate);
+	appendStringInfoString(&out, ", ");
+	append_float(&out, "span", (double) f->span / USECS_PER_SEC);
+	appendStringInfo(&out, ", \"k\": %u, \"l\": %u, \"capacity\": " UINT64_FORMAT,
+					 f->k, f->l, f->capacity);
+	appendStringInfo(&out, ", \"slice_count\": %u, \"live_slices\": %u",
+					 f->nslices, stats.live_slices);
+	appendStringInfo(&out, ", \"bits\": " UINT64_FORMAT ", \"bytes\": %u",
+					 stats.bits, (unsigned) VARSIZE(f));
+	appendStringInfo(&out, ", \"inserted\": " UINT64_FORMAT ", ", f->inserted);
+	append_float(&out, "live_items_estimate", round(stats.live_items * 10) / 10);
+	appendStringInfoString(&out, ", ");
+	if (stats.live_items > 0)
+		append_float(&out, "bits_per_live_item",
+					 round(stats.bits / stats.live_items * 100) / 100);
+	else
+		appendStringInfoString(&out, "\"bits_per_live_item\": null");
+	appendStringInfoString(&out, ", ");
+	append_time(&out, "newest", f->newest);
+	appendStringInfoString(&out, ", ");
+	append_time(&out, "oldest_live", stats.oldest_live);
+	appendStringInfo(&out, ", \"truncated\": " UINT64_FORMAT ", ", f->truncated);
+	append_slices(&out, f, at);
+	appendStringInfoChar(&out, '}');
+
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
+}

@@ -1,0 +1,57 @@
+/*-------------------------------------------------------------------------
+ *
+ * tlbf_pg.h
+ *	  What the PostgreSQL glue files share: reading tlbf arguments, hashing
+ *	  items, checking times, and turning the core's results into errors.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_PG_H
+#define TLBF_PG_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/timestamp.h"
+
+#include "core/tlbf.h"
+
+typedef struct ItemHasher ItemHasher;
+
+/* guc.c */
+extern int	tlbf_max_filter_bytes;
+
+/*
+ * Per-call-site state kept in fn_extra: the item hasher, and the detoasted
+ * copies of TOASTed filter arguments, so that a filter read in a scan or a
+ * join is fetched and checked once per query instead of once per row.
+ */
+#define TLBF_CACHED_ARGS 2
+
+typedef struct CallCache
+{
+	ItemHasher *hasher;
+	struct varatt_external toast_id[TLBF_CACHED_ARGS];
+	Tlbf	   *filter[TLBF_CACHED_ARGS];
+} CallCache;
+
+/* filter_args.c */
+extern CallCache *tlbf_call_cache(FunctionCallInfo fcinfo);
+extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
+extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
+extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
+								 const char *what);
+extern void tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context);
+extern void tlbf_check_status(TlbfStatus status, uint64 truncated_before,
+							  const Tlbf *f);
+extern void tlbf_set_length(Tlbf *f);
+
+extern TlbfHash tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed);
+extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);
+extern TlbfHash tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed);
+
+/* times.c */
+extern TlbfTime tlbf_time_arg(FunctionCallInfo fcinfo, int argno);
+extern int64 tlbf_interval_usecs(const Interval *interval, const char *what);
+
+#endif							/* TLBF_PG_H */

@@ -1,0 +1,84 @@
+/*-------------------------------------------------------------------------
+ *
+ * type_io.c
+ *	  Text and binary input and output of the tlbf type.
+ *
+ * Both forms carry the value's bytes after the varlena length word, the
+ * text form in base64.  Output is a plain copy, since the value is its own
+ * serialization; input validates every field before the value is used.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include "common/base64.h"
+#include "libpq/pqformat.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(tlbf_in);
+PG_FUNCTION_INFO_V1(tlbf_out);
+PG_FUNCTION_INFO_V1(tlbf_recv);
+PG_FUNCTION_INFO_V1(tlbf_send);
+
+Datum
+tlbf_in(PG_FUNCTION_ARGS)
+{
+	const char *text = PG_GETARG_CSTRING(0);
+	size_t		len = strlen(text);
+	char	   *decoded;
+	int			decoded_len;
+
+	if (len > MaxAllocSize / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type tlbf"),
+				 errdetail("The value is too large.")));
+	decoded = palloc(pg_b64_dec_len((int) len));
+	decoded_len = pg_b64_decode(text, (int) len, decoded, pg_b64_dec_len((int) len));
+	if (decoded_len < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type tlbf"),
+				 errdetail("A tlbf value is written in base64.")));
+	PG_RETURN_POINTER(tlbf_validated_copy(decoded, decoded_len,
+										  ERRCODE_INVALID_TEXT_REPRESENTATION,
+										  "text input"));
+}
+
+Datum
+tlbf_out(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	int			len = VARSIZE(f) - VARHDRSZ;
+	int			text_len = pg_b64_enc_len(len);
+	char	   *text = palloc(text_len + 1);
+	int			written = pg_b64_encode(VARDATA(f), len, text, text_len);
+
+	if (written < 0)
+		elog(ERROR, "could not encode a tlbf value in base64");
+	text[written] = '\0';
+	PG_RETURN_CSTRING(text);
+}
+
+Datum
+tlbf_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	int			len = buf->len - buf->cursor;
+	const char *data = pq_getmsgbytes(buf, len);
+
+	PG_RETURN_POINTER(tlbf_validated_copy(data, len,
+										  ERRCODE_INVALID_BINARY_REPRESENTATION,
+										  "binary input"));
+}
+
+Datum
+tlbf_send(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbytes(&buf, VARDATA(f), VARSIZE(f) - VARHDRSZ);
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}

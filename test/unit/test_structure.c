@@ -1,0 +1,319 @@
+/*
+ * test_structure.c
+ *	  How the slices behave: shifting and sizing, growth past k+l and the
+ *	  way back, retirement that leaves answers unchanged, the size cap, and
+ *	  the union of two filters.
+ */
+#include "harness.h"
+
+#define START	INT64_C(757382400000000)	/* 2024-01-01 00:00 UTC */
+#define SPAN	(60 * SECOND)
+
+/* No slice still being written is filled past capacity by more than k. */
+static void
+assert_slices_within_capacity(const Tlbf *f)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+
+	for (uint32_t i = 0; i < f->nslices && i < f->k; i++)
+	{
+		double		capacity = s[i].nwords * 64 * 0.6931471805599453;
+
+		assert_true((double) s[i].inserted <= capacity + f->k);
+		assert_true(s[i].inserted <= (uint64_t) s[i].nwords * 64);
+	}
+}
+
+/*
+ * Through rate changes of 100x in both directions, every insertion keeps
+ * the written slices within capacity.
+ */
+static void
+test_slices_stay_within_capacity(void **state)
+{
+	TestFilter	t;
+	TlbfTime	at = START;
+	uint64_t	key = 0;
+
+	tf_create(&t, SPAN, 0.01, 1000);
+	for (int phase = 0; phase < 6; phase++)
+	{
+		int64_t		gap = phase % 2 ? 100 : 10000;	/* 10k/s or 100/s */
+
+		for (int i = 0; i < 30000; i++)
+		{
+			at += gap;
+			tf_add(&t, key++, at);
+			assert_slices_within_capacity(t.f);
+		}
+	}
+	tf_free(&t);
+}
+
+/*
+ * With a capacity guess 10x too small the filter keeps its unexpired
+ * slices and grows past k+l; once the new slices are sized for the real
+ * rate it comes back to k+l (plus the one slice that is about to expire).
+ */
+static void
+test_growth_and_return(void **state)
+{
+	TestFilter	t;
+	TlbfTime	at = START;
+	uint64_t	key = 0;
+	uint32_t	most = 0;
+
+	tf_create(&t, SPAN, 0.01, 600);
+	for (int i = 0; i < 600000; i++)	/* 10 spans at 1000/s */
+	{
+		at += 1000;
+		tf_add(&t, key++, at);
+		if (t.f->nslices > most)
+			most = t.f->nslices;
+	}
+	assert_true(most > (uint32_t) (t.f->k + t.f->l));
+	assert_true(t.f->nslices <= (uint32_t) (t.f->k + t.f->l + 1));
+	/* and the newest slice is sized for the observed rate: 60000 per span */
+	assert_in_range(tlbf_slices(t.f)[0].nwords * 64,
+					(uint64_t) (0.9 * 10 * 60000 / 25 / 0.693),
+					(uint64_t) (1.2 * 10 * 60000 / 25 / 0.693));
+	tf_free(&t);
+}
+
+/* An insertion with an older time counts as one at the newest time. */
+static void
+test_older_times_are_clamped(void **state)
+{
+	TestFilter	t;
+
+	tf_create(&t, SPAN, 0.01, 1000);
+	tf_add(&t, 1, START + 10 * SECOND);
+	tf_add(&t, 2, START);
+	assert_int_equal(t.f->newest, START + 10 * SECOND);
+	assert_int_equal(tlbf_slices(t.f)[0].updated_at, START + 10 * SECOND);
+	/* key 2 lives until the clamped time plus the span */
+	assert_true(tf_has(&t, 2, START + 10 * SECOND + SPAN));
+	tf_free(&t);
+}
+
+/*
+ * Feed 'seconds' of a bursty stream with times in random order within each
+ * second; keys from 'first' on, 'stride' apart.
+ */
+static void
+feed_bursty(TestFilter *t, uint64_t first, uint64_t stride, int seconds)
+{
+	TlbfTime	at = START;
+	uint64_t	rng = 7;
+
+	for (int s = 0; s < seconds; s++)
+	{
+		int			n = (s % 50 < 5) ? 2000 : 100;
+
+		for (int i = 0; i < n; i++)
+		{
+			at = START + s * SECOND + (int64_t) (rng_uniform(&rng) * SECOND);
+			tf_add(t, first, at);
+			first += stride;
+		}
+	}
+}
+
+/*
+ * Retiring at time T changes no answer for a query at T or later, present
+ * or absent key, whatever T is relative to the newest insertion.
+ */
+static void
+test_retire_keeps_answers(void **state)
+{
+	TestFilter	t;
+	TlbfTime	newest;
+	const int64_t offsets[] = {0, SPAN / 3, SPAN - 1, SPAN, SPAN + 1, 3 * SPAN};
+
+	tf_create(&t, SPAN, 0.01, 1000);
+	feed_bursty(&t, 0, 1, 200);
+	newest = t.f->newest;
+	for (size_t o = 0; o < sizeof(offsets) / sizeof(offsets[0]); o++)
+	{
+		TlbfTime	retire_at = newest + offsets[o];
+		size_t		size = tlbf_size(t.f);
+		Tlbf	   *copy = malloc(size);
+		long		dropped;
+
+		memcpy(copy, t.f, size);
+		tlbf_drop_expired(copy, retire_at);
+		dropped = (long) t.f->nslices - copy->nslices;
+		assert_true(offsets[o] <= SPAN || copy->nslices == 0);
+		for (uint64_t key = 0; key < 60000; key += 3)
+		{
+			uint64_t	probe = key % 2 ? key : ABSENT_BASE + key;
+
+			for (int64_t later = 0; later <= SPAN; later += SPAN / 4)
+				assert_int_equal(tlbf_query(t.f, key_hash(probe), retire_at + later, SPAN),
+								 tlbf_query(copy, key_hash(probe), retire_at + later, SPAN));
+		}
+		print_message("retire at newest + %.0f s: %ld of %u slices dropped\n",
+					  (double) offsets[o] / SECOND, dropped, t.f->nslices);
+		free(copy);
+	}
+	tf_free(&t);
+}
+
+/* The size cap: the filter stays under it, and says when it lost keys. */
+static void
+test_size_cap(void **state)
+{
+	TestFilter	t;
+	TlbfTime	at = START;
+	size_t		largest = 0;
+
+	tf_create(&t, SPAN, 0.01, 6000);
+	t.memory.max_bytes = 20000;
+	for (int i = 0; i < 200000; i++)
+	{
+		at += 1000;				/* 60000 per span: ten times the cap's room */
+		tf_add(&t, (uint64_t) i, at);
+		if (tlbf_size(t.f) > largest)
+			largest = tlbf_size(t.f);
+	}
+	assert_true(largest <= 20000);
+	assert_true(t.f->truncated > 0);
+	tf_free(&t);
+
+	/* too small for even the first k slices: refused, filter unchanged */
+	tf_create(&t, SPAN, 0.01, 6000);
+	t.memory.max_bytes = sizeof(Tlbf) + 100;
+	assert_int_equal(tlbf_insert(&t.f, &t.memory, key_hash(1), START), TLBF_OVER_LIMIT);
+	assert_int_equal(t.f->nslices, 0);
+	assert_int_equal(t.f->inserted, 0);
+	tf_free(&t);
+
+	/* a fixed region that cannot grow */
+	tf_create(&t, SPAN, 0.01, 6000);
+	t.memory.resize = NULL;
+	assert_int_equal(tlbf_insert(&t.f, &t.memory, key_hash(1), START), TLBF_OUT_OF_MEMORY);
+	tf_free(&t);
+}
+
+static Tlbf *
+merged(const Tlbf *a, const Tlbf *b)
+{
+	Tlbf	   *out = malloc(tlbf_merge_bytes(a, b));
+	TlbfProblem problem;
+
+	assert_null(tlbf_merge_mismatch(a, b));
+	tlbf_merge(out, a, b);
+	if (!tlbf_validate(out, tlbf_size(out), &problem))
+		fail_msg("invalid union: %s", problem.message);
+	return out;
+}
+
+/*
+ * The union of filters built from the two halves of one stream (keys
+ * split by parity, both over the same time) finds every key of either.
+ */
+static void
+test_union_no_false_negatives(void **state)
+{
+	TestFilter	even,
+				odd;
+	TlbfTime	newest;
+	Tlbf	   *both;
+	uint64_t	absent = ABSENT_BASE;
+	long		hits = 0;
+
+	tf_create(&even, SPAN, 0.01, 1000);
+	tf_create(&odd, SPAN, 0.01, 1000);
+	feed_bursty(&even, 0, 2, 200);
+	feed_bursty(&odd, 1, 2, 200);
+	newest = even.f->newest > odd.f->newest ? even.f->newest : odd.f->newest;
+	both = merged(even.f, odd.f);
+	assert_int_equal(both->inserted, even.f->inserted + odd.f->inserted);
+
+	for (uint64_t key = 0; key < 2 * even.f->inserted; key++)
+	{
+		const Tlbf *half = key % 2 ? odd.f : even.f;
+
+		/* whatever a half finds at any time, the union finds */
+		for (int64_t later = -SPAN; later <= SPAN; later += SPAN / 2)
+			if (tlbf_query(half, key_hash(key), newest + later, SPAN))
+				assert_true(tlbf_query(both, key_hash(key), newest + later, SPAN));
+	}
+	for (int i = 0; i < 200000; i++)
+		hits += tlbf_query(both, key_hash(absent++), newest, SPAN);
+	print_message("union of two halves: false-positive rate %.5f\n", hits / 200000.0);
+	free(both);
+	tf_free(&even);
+	tf_free(&odd);
+}
+
+/* The union keeps working: new keys go in, nothing old is lost. */
+static void
+test_union_then_insert(void **state)
+{
+	TestFilter	a,
+				b,
+				u;
+	TlbfTime	at;
+	KeyLog		log = {0};
+
+	tf_create(&a, SPAN, 0.01, 1000);
+	tf_create_kl(&b, SPAN, 0.001, 1000, 13, 23);	/* a different k */
+	for (int i = 0; i < 20000; i++)
+	{
+		at = START + i * 2000;
+		tf_add(i % 3 ? &a : &b, (uint64_t) i, at);
+		keylog_add(&log, (uint64_t) i, at);
+	}
+	u.f = merged(a.f, b.f);
+	u.memory = a.memory;
+	u.memory.allocated = tlbf_size(u.f);
+	assert_int_equal(u.f->k, 10);
+	assert_int_equal(keylog_false_negatives(&log, &u, at), 0);
+	for (int i = 20000; i < 60000; i++)
+	{
+		at = START + i * 2000;
+		tf_add(&u, (uint64_t) i, at);
+		keylog_add(&log, (uint64_t) i, at);
+		if (i % 1000 == 0)
+			assert_int_equal(keylog_false_negatives(&log, &u, at), 0);
+	}
+	keylog_free(&log);
+	tf_free(&a);
+	tf_free(&b);
+	tf_free(&u);
+}
+
+/* Filters that hash differently or forget at different times cannot merge. */
+static void
+test_union_mismatch(void **state)
+{
+	TestFilter	a,
+				b;
+
+	tf_create(&a, SPAN, 0.01, 1000);
+	tf_create(&b, 2 * SPAN, 0.01, 1000);
+	assert_string_equal(tlbf_merge_mismatch(a.f, b.f), "span");
+	b.f->span = SPAN;
+	b.f->seed = 99;
+	assert_string_equal(tlbf_merge_mismatch(a.f, b.f), "hash seed");
+	tf_free(&a);
+	tf_free(&b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slices_stay_within_capacity),
+		cmocka_unit_test(test_growth_and_return),
+		cmocka_unit_test(test_older_times_are_clamped),
+		cmocka_unit_test(test_retire_keeps_answers),
+		cmocka_unit_test(test_size_cap),
+		cmocka_unit_test(test_union_no_false_negatives),
+		cmocka_unit_test(test_union_then_insert),
+		cmocka_unit_test(test_union_mismatch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
