@@ -36,38 +36,38 @@ static bool
 validate_header(const Tlbf *f, TlbfProblem *problem)
 {
 	if (f->magic != TLBF_MAGIC)
-		return fail(problem, "not a tlbf value (bad magic number)");
+		return fail(problem, "Not a tlbf value (bad magic number)");
 	if (f->version != TLBF_FORMAT_VERSION)
-		return fail(problem, "unknown tlbf format version");
+		return fail(problem, "Unknown tlbf format version");
 	if (f->hash_scheme != TLBF_HASH_XXH3_DOUBLE)
-		return fail(problem, "unknown hash scheme");
+		return fail(problem, "Unknown hash scheme");
 	if (f->reserved0 != 0 || f->reserved1 != 0)
-		return fail(problem, "reserved header fields are not zero");
+		return fail(problem, "Reserved header fields are not zero");
 	if (f->k < 1 || f->k > TLBF_MAX_K)
-		return fail(problem, "k is out of range");
+		return fail(problem, "Parameter k is out of range");
 	if (f->l < 1 || f->l > TLBF_MAX_L)
-		return fail(problem, "l is out of range");
+		return fail(problem, "Parameter l is out of range");
 	if (f->span <= 0 || f->span > TLBF_MAX_SPAN)
-		return fail(problem, "span is out of range");
+		return fail(problem, "Span is out of range");
 	if (!(f->error_rate >= TLBF_MIN_ERROR_RATE && f->error_rate <= TLBF_MAX_ERROR_RATE))
-		return fail(problem, "error rate is out of range");
+		return fail(problem, "Error rate is out of range");
 	if (f->capacity < 1 || f->capacity > TLBF_MAX_CAPACITY)
-		return fail(problem, "capacity is out of range");
+		return fail(problem, "Capacity is out of range");
 	if (!(f->target_gen >= TLBF_MIN_TARGET_GEN && f->target_gen <= TLBF_MAX_TARGET_GEN))
-		return fail(problem, "target generation size is out of range");
+		return fail(problem, "Target generation size is out of range");
 	if (f->nslices > TLBF_MAX_SLICES)
-		return fail(problem, "too many slices");
+		return fail(problem, "Too many slices");
 	if (f->nslices != 0 && f->nslices < f->k)
-		return fail(problem, "fewer than k slices");
+		return fail(problem, "Fewer than k slices");
 	if (f->newest != TLBF_NEVER && !valid_time(f->newest))
-		return fail(problem, "newest insertion time is out of range");
+		return fail(problem, "Newest insertion time is out of range");
 	if (f->gen_started != TLBF_NEVER &&
 		!(valid_time(f->gen_started) && f->gen_started <= f->newest))
-		return fail(problem, "generation start time is out of order");
+		return fail(problem, "Generation start time is out of order");
 	if (f->gen_left > f->gen_size || f->gen_size > (uint64_t) TLBF_MAX_SLICE_WORDS * 64)
-		return fail(problem, "generation counters are inconsistent");
+		return fail(problem, "Generation counters are inconsistent");
 	if (f->nslices != 0 && (f->newest == TLBF_NEVER || f->gen_size == 0))
-		return fail(problem, "slices without insertions");
+		return fail(problem, "Slices without insertions");
 	return true;
 }
 
@@ -76,19 +76,19 @@ validate_slice(const Tlbf *f, uint32_t i, const TlbfSlice *s, uint64_t offset,
 			   TlbfProblem *problem)
 {
 	if (s->offset != offset)
-		return fail(problem, "slice offsets are not contiguous");
+		return fail(problem, "Slice offsets are not contiguous");
 	if (s->nwords < TLBF_MIN_SLICE_WORDS || s->nwords > TLBF_MAX_SLICE_WORDS)
-		return fail(problem, "slice size is out of range");
+		return fail(problem, "Slice size is out of range");
 	if (s->hash_index >= TLBF_MAX_K || s->reserved != 0)
-		return fail(problem, "slice hash index is out of range");
+		return fail(problem, "Slice hash index is out of range");
 	if (s->inserted > (uint64_t) s->nwords * 64 || s->inserted > f->inserted)
-		return fail(problem, "slice insertion count is larger than possible");
+		return fail(problem, "Slice insertion count is larger than possible");
 	if (s->updated_at != TLBF_NEVER &&
 		!(valid_time(s->updated_at) && s->updated_at <= f->newest))
-		return fail(problem, "slice time is out of order");
+		return fail(problem, "Slice time is out of order");
 	/* the k newest slices are written together */
 	if (i < f->k && s->updated_at != f->newest)
-		return fail(problem, "newest slices disagree with the newest time");
+		return fail(problem, "Newest slices disagree with the newest time");
 	return true;
 }
 
@@ -100,11 +100,11 @@ tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem)
 	uint64_t	words = 0;
 
 	if (len < sizeof(Tlbf))
-		return fail(problem, "value is too short for a tlbf header");
+		return fail(problem, "Value is too short for a tlbf header");
 	if (!validate_header(f, problem))
 		return false;
 	if ((len - sizeof(Tlbf)) / sizeof(TlbfSlice) < f->nslices)
-		return fail(problem, "value is too short for its slice directory");
+		return fail(problem, "Value is too short for its slice directory");
 
 	s = tlbf_slices(f);
 	for (uint32_t i = 0; i < f->nslices; i++)
@@ -114,6 +114,6 @@ tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem)
 		words += s[i].nwords;
 	}
 	if (len != tlbf_layout_bytes(f->nslices, words))
-		return fail(problem, "value length does not match its slices");
+		return fail(problem, "Value length does not match its slices");
 	return true;
 }

@@ -1,0 +1,58 @@
+-- Bad parameters and bad values: a clear ERROR with the right SQLSTATE.
+SET TimeZone = 'UTC';
+
+SELECT q AS query, outcome(q) FROM (VALUES
+    ($$SELECT tlbf_create('1 hour', 0)$$),
+    ($$SELECT tlbf_create('1 hour', 0.6)$$),
+    ($$SELECT tlbf_create('1 hour', -0.01)$$),
+    ($$SELECT tlbf_create('1 hour', 'NaN')$$),
+    ($$SELECT tlbf_create('1 hour', 'Infinity')$$),
+    ($$SELECT tlbf_create('1 hour', 1e-12)$$),
+    ($$SELECT tlbf_create('0')$$),
+    ($$SELECT tlbf_create('-1 hour')$$),
+    ($$SELECT tlbf_create('1 month')$$),
+    ($$SELECT tlbf_create('1 year 1 day')$$),
+    ($$SELECT tlbf_create('200 years'::interval - '1 month'::interval + '1 month')$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, 0)$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, -5)$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, 9223372036854775807)$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, 1000, 10)$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, 1000, NULL, 10)$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, 1000, 0, 10)$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, 1000, 41, 10)$$),
+    ($$SELECT tlbf_create('1 hour', 0.01, 1000, 10, 2000)$$),
+    ($$SELECT tlbf_add(tlbf_create('1 hour'), 1, 'infinity')$$),
+    ($$SELECT tlbf_add(tlbf_create('1 hour'), 1, '-infinity')$$),
+    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, 'infinity')$$),
+    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, now(), '2 hours')$$),
+    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, now(), '1 month')$$),
+    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, now(), '-1 second')$$),
+    ($$SELECT tlbf_retire(tlbf_create('1 hour'), 'infinity')$$),
+    ($$SELECT tlbf_info(tlbf_create('1 hour'), '-infinity')$$),
+    ($$SELECT 'bm90IGEgZmlsdGVy'::tlbf$$),
+    ($$SELECT ''::tlbf$$),
+    ($$SELECT '====='::tlbf$$)
+) AS t(q);
+
+-- The message and hint, in full, for one of them.
+SELECT tlbf_create('1 hour', 0.6);
+SELECT tlbf_create('30 days 1 month');
+
+-- The size cap: a filter that could not even start is refused ...
+SET tlbf.max_filter_bytes = '8kB';
+SELECT tlbf_create('1 hour', 0.01, 10000000);
+-- ... and one that outgrows it drops its oldest live slices, counts them
+-- and warns once.
+DO $$
+DECLARE
+    f tlbf := tlbf_create('1 hour', 0.01, 100);
+BEGIN
+    FOR i IN 1..20000 LOOP
+        f := tlbf_add(f, i, '2024-01-01 00:00+00'::timestamptz + i * interval '10 ms');
+    END LOOP;
+    RAISE NOTICE 'bytes % <= 8192: %, truncated slices > 0: %',
+        (tlbf_info(f)->>'bytes'), (tlbf_info(f)->>'bytes')::int <= 8192,
+        (tlbf_info(f)->>'truncated')::int > 0;
+END $$;
+RESET tlbf.max_filter_bytes;
+SHOW tlbf.max_filter_bytes;
