@@ -23,7 +23,7 @@ ifneq ($(PGXS),)
 include $(PGXS)
 endif
 
-.PHONY: test demo bench unit unit-run
+.PHONY: test demo bench bench-tools unit unit-run
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
@@ -38,6 +38,15 @@ unit: $(UNIT_TESTS)
 
 unit-run: unit
 	@for t in $(UNIT_TESTS); do echo "== $$t"; ./$$t || exit 1; done
+
+# --- benchmark programs -----------------------------------------------------
+BENCH_TOOLS = build/bench/core_bench build/bench/make_filter
+
+build/bench/%: test/bench/%.c $(CORE_SRCS) $(CORE_HEADERS)
+	@mkdir -p $(dir $@)
+	gcc -std=gnu11 -O2 -g -Wall -fno-strict-aliasing -fwrapv -Isrc/core -o $@ $< $(CORE_SRCS) -lm
+
+bench-tools: $(BENCH_TOOLS)
 
 # --- the two commands (and the benchmarks) ----------------------------------
 test:

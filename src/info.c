@@ -44,9 +44,11 @@ append_slices(StringInfo out, const Tlbf *f, TlbfTime at)
 	appendStringInfoString(out, "\"slices\": [");
 	for (uint32 i = 0; i < f->nslices; i++)
 	{
-		appendStringInfo(out, "%s{\"bits\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT ", ",
-						 i == 0 ? "" : ", ", (uint64) s[i].nwords * 64, s[i].inserted);
-		append_float(out, "fill_ratio", round(tlbf_fill_ratio(f, i) * 1e4) / 1e4);
+		appendStringInfo(out, "%s{\"bits\": " UINT64_FORMAT ", \"bits_set\": " UINT64_FORMAT ", ",
+						 i == 0 ? "" : ", ", (uint64) s[i].nwords * 64, s[i].bits_set);
+		append_float(out, "inserted", round(tlbf_slice_load(&s[i])));
+		appendStringInfoString(out, ", ");
+		append_float(out, "fill_ratio", round(tlbf_fill_ratio(&s[i]) * 1e4) / 1e4);
 		appendStringInfo(out, ", \"hash_index\": %u, ", s[i].hash_index);
 		append_time(out, "updated_at", s[i].updated_at);
 		appendStringInfo(out, ", \"expired\": %s}",

@@ -31,12 +31,17 @@ tlbf_test_bit(const uint64_t *words, const TlbfSlice *s, TlbfHash h)
 	return (words[s->offset + (pos >> 6)] >> (pos & 63)) & 1;
 }
 
-static inline void
+/* Set the key's bit; true if it was not set before. */
+static inline bool
 tlbf_set_bit(uint64_t *words, const TlbfSlice *s, TlbfHash h)
 {
 	uint64_t	pos = tlbf_bit_position(h, s);
+	uint64_t   *word = &words[s->offset + (pos >> 6)];
+	uint64_t	mask = UINT64_C(1) << (pos & 63);
+	bool		was_clear = (*word & mask) == 0;
 
-	words[s->offset + (pos >> 6)] |= UINT64_C(1) << (pos & 63);
+	*word |= mask;
+	return was_clear;
 }
 
 #endif							/* TLBF_BITS_H */

@@ -11,6 +11,11 @@
  *		observed rate, expired slices dropped from the old end, and the
  *		filter growing instead when the oldest slice is still live.
  *
+ * Generations and slices are measured by the bits actually set (sizing.c):
+ * a key repeated within a generation sets no new bit and only refreshes the
+ * times, so streams with many repeats (a busy client's requests) get
+ * filters sized for their distinct keys.
+ *
  * Insertion times never go backwards: an older 'at' is moved up to the
  * newest time already seen.  A key then lives a little longer (a false
  * positive at worst) but every key stays in k consecutive slices whose
@@ -40,6 +45,21 @@ ensure_room(Tlbf **fp, TlbfMemory *memory, size_t size)
 		return TLBF_OUT_OF_MEMORY;
 	*fp = grown;
 	return TLBF_OK;
+}
+
+/*
+ * Plan the generation that starts now: how much load the k newest slices
+ * may take (eq. 4-5), and the load each of their new bits adds.
+ */
+static void
+start_generation(Tlbf *f, TlbfTime now)
+{
+	TlbfSlice  *s = tlbf_slices(f);
+
+	for (int i = 0; i < f->k; i++)
+		s[i].load_weight = tlbf_load_weight(&s[i]);
+	f->gen_size = f->gen_left = tlbf_generation_size(f);
+	f->gen_started = now;
 }
 
 /* The largest slice, in words, for which 'nslices' slices holding 'words'
@@ -82,13 +102,12 @@ start_fresh(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
 		s[i].offset = (uint32_t) (i * words);
 		s[i].nwords = (uint32_t) words;
 		s[i].hash_index = (uint32_t) i;
-		s[i].reserved = 0;
-		s[i].inserted = 0;
+		s[i].load_weight = TLBF_MIN_LOAD_WEIGHT;
+		s[i].bits_set = 0;
 		s[i].updated_at = TLBF_NEVER;
 	}
 	memset(tlbf_words(f), 0, k * words * sizeof(uint64_t));
-	f->gen_size = f->gen_left = tlbf_generation_size(f);
-	f->gen_started = now;
+	start_generation(f, now);
 	return TLBF_OK;
 }
 
@@ -175,15 +194,14 @@ shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
 	s[0].offset = 0;
 	s[0].nwords = (uint32_t) words;
 	s[0].hash_index = free_hash_index(f);
-	s[0].reserved = 0;
-	s[0].inserted = 0;
+	s[0].load_weight = TLBF_MIN_LOAD_WEIGHT;
+	s[0].bits_set = 0;
 	s[0].updated_at = TLBF_NEVER;
 	memset(tlbf_words(f), 0, words * sizeof(uint64_t));
 
 	f->truncated += dropped_live;
 	f->target_gen = target_gen;
-	f->gen_size = f->gen_left = tlbf_generation_size(f);
-	f->gen_started = now;
+	start_generation(f, now);
 	return TLBF_OK;
 }
 
@@ -199,6 +217,8 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	TlbfStatus	status = TLBF_OK;
 	TlbfSlice  *s;
 	uint64_t   *words;
+	uint64_t	load = 0;		/* what the new bits add, 16.16 */
+	int			k;
 
 	if (f->nslices == 0 || f->newest < now - f->span)
 		status = start_fresh(fp, memory, now);
@@ -210,13 +230,16 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	f = *fp;
 	s = tlbf_slices(f);
 	words = tlbf_words(f);
-	for (int i = 0; i < f->k; i++)
+	k = f->k;
+	for (int i = 0; i < k; i++)
 	{
-		tlbf_set_bit(words, &s[i], hash);
-		s[i].inserted++;
+		bool		was_clear = tlbf_set_bit(words, &s[i], hash);
+
+		s[i].bits_set += was_clear;
 		s[i].updated_at = now;
+		load += (uint64_t) s[i].load_weight * was_clear;
 	}
-	f->gen_left--;
+	f->gen_left -= load < f->gen_left ? load : f->gen_left;
 	f->inserted++;
 	f->newest = now;
 	return TLBF_OK;

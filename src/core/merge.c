@@ -75,12 +75,19 @@ tlbf_merge(Tlbf *out, const Tlbf *a, const Tlbf *b)
 	memcpy(tlbf_words(out) + front_words, tlbf_words(back),
 		   tlbf_total_words(back) * sizeof(uint64_t));
 
-	/* A smaller k leaves the front slices' generation plan too generous. */
-	if (out->k < front->k && out->nslices > 0 && out->gen_left > 0)
+	/*
+	 * With a smaller k the generation counts new bits in fewer slices, and
+	 * the front slices' plan must fit their positions under the new k.
+	 */
+	if (out->k < front->k && out->nslices > 0)
 	{
-		uint64_t	g = tlbf_generation_size(out);
+		uint64_t	limit = tlbf_generation_size(out);
 
-		if (g < out->gen_left)
-			out->gen_left = g;
+		out->gen_size = out->gen_size / front->k * out->k;
+		out->gen_left = out->gen_left / front->k * out->k;
+		if (out->gen_left > limit)
+			out->gen_left = limit;
+		if (out->gen_left > out->gen_size)
+			out->gen_left = out->gen_size;
 	}
 }

@@ -4,9 +4,20 @@
  *	  How big slices are and how long a generation lasts (the Time-limited
  *	  Bloom Filter paper, equations 4 to 8).
  *
- * A slice is full at fill ratio 1/2, i.e. after m*ln2 insertions for m
- * bits.  Each insertion writes to the k newest slices, so slice i (0 is the
+ * A slice of m bits is full at fill ratio 1/2, after m*ln2 distinct keys.
+ * Each insertion writes to the k newest slices, so slice i (0 is the
  * newest) will be written during k-i more generations.
+ *
+ * The paper counts insertions.  Here a slice's load is the number of
+ * distinct keys its set bits stand for, -m*ln(1 - b/m) for b bits set, so
+ * that a repeated key, which sets no new bit where it already is, uses no
+ * capacity there.  The generation's clock advances by the load each new bit
+ * adds, m/(m - b) keys for a bit set at fill b/m, kept per slice in 16.16
+ * fixed point (load_weight) and refreshed at every shift.  For distinct
+ * keys this is the paper's count, on average; for a key repeated from the
+ * previous generation, which only sets a bit in the newest slice, it is a
+ * k-th of an insertion.  Every slice passes through all k positions, so over
+ * its life it receives k generations' load however repeats spread it.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,20 +25,45 @@
 
 #include "sizing.h"
 
+#define WEIGHT_ONE	65536.0		/* 16.16 fixed point */
+
 double
 tlbf_clamp_target_gen(double target_gen)
 {
 	return fmin(fmax(target_gen, TLBF_MIN_TARGET_GEN), TLBF_MAX_TARGET_GEN);
 }
 
-/* Insertions a slice takes before its fill ratio reaches 1/2. */
+/* Keys a slice takes before its fill ratio reaches 1/2. */
 double
 tlbf_slice_capacity(const TlbfSlice *s)
 {
 	return (double) s->nwords * 64 * TLBF_LN2;
 }
 
-/* Words of a slice that holds 'capacity' insertions at fill 1/2 (eq. 8). */
+/* Distinct keys the slice's set bits stand for. */
+double
+tlbf_slice_load(const TlbfSlice *s)
+{
+	double		bits = (double) s->nwords * 64;
+
+	if (s->bits_set >= s->nwords * UINT64_C(64))
+		return bits * 64;		/* saturated: far past any capacity */
+	return -bits * log1p(-(double) s->bits_set / bits);
+}
+
+/* The load one more new bit adds, m/(m - b) keys, in 16.16 fixed point. */
+uint32_t
+tlbf_load_weight(const TlbfSlice *s)
+{
+	double		bits = (double) s->nwords * 64;
+	double		weight = bits / (bits - (double) s->bits_set);
+
+	if (!(weight <= TLBF_MAX_LOAD_WEIGHT / WEIGHT_ONE))
+		return TLBF_MAX_LOAD_WEIGHT;
+	return (uint32_t) lround(weight * WEIGHT_ONE);
+}
+
+/* Words of a slice that holds 'capacity' keys at fill 1/2 (eq. 8). */
 uint32_t
 tlbf_words_for_capacity(double capacity)
 {
@@ -41,11 +77,10 @@ tlbf_words_for_capacity(double capacity)
 }
 
 /*
- * Insertions until the next shift (eq. 4-5): each of the k newest slices
- * spreads what it can still take over the generations it has left, and the
- * tightest one decides.  At least one, so that the filter always moves on;
- * a slice then passes its capacity by at most k insertions, which the
- * minimum slice size absorbs (inserted never exceeds the bits).
+ * The load until the next shift, in the clock's unit (keys per slice, times
+ * k, times 2^16) (eq. 4-5): each of the k newest slices spreads what it can
+ * still take over the generations it has left, and the tightest one
+ * decides.  At least one key, so that the filter always moves on.
  */
 uint64_t
 tlbf_generation_size(const Tlbf *f)
@@ -55,23 +90,23 @@ tlbf_generation_size(const Tlbf *f)
 
 	for (int i = 0; i < f->k; i++)
 	{
-		double		left = tlbf_slice_capacity(&s[i]) - (double) s[i].inserted;
+		double		left = tlbf_slice_capacity(&s[i]) - tlbf_slice_load(&s[i]);
 
 		g = fmin(g, floor(fmax(left, 0.0) / (f->k - i)));
 	}
-	return g < 1.0 ? 1 : (uint64_t) g;
+	return (uint64_t) (fmax(g, 1.0) * f->k * WEIGHT_ONE);
 }
 
 /*
- * The generation size that would make a generation last span/l at the rate
- * of the generation that just ended (eq. 6).  A generation that took no
- * time (a burst within one instant) or a much faster one grows the target
- * by at most TLBF_MAX_GROWTH.
+ * The generation size, in keys, that would make a generation last span/l
+ * at the rate of the one that just ended (eq. 6).  A generation that took
+ * no time (a burst within one instant) or a much faster one grows the
+ * target by at most TLBF_MAX_GROWTH.
  */
 double
 tlbf_target_generation(const Tlbf *f, TlbfTime now)
 {
-	double		g = (double) f->gen_size;
+	double		g = (double) f->gen_size / (f->k * WEIGHT_ONE);
 	double		elapsed = (double) (now - f->gen_started);
 	double		most = g * TLBF_MAX_GROWTH;
 	double		target;
@@ -83,12 +118,12 @@ tlbf_target_generation(const Tlbf *f, TlbfTime now)
 }
 
 /*
- * Capacity for the slice a shift is about to add (eq. 7).  The new slice
- * will be written during the next k generations.  Slices 0..k-2, which the
- * shift moves to positions 1..k-1, are still written during the first of
- * those and may not take target_gen insertions each time: a generation is
- * as large as the tightest of them allows (as in tlbf_generation_size).  The
- * new slice needs room for exactly what those generations will bring.
+ * Capacity, in keys, for the slice a shift is about to add (eq. 7).  The
+ * new slice will be written during the next k generations.  Slices 0..k-2,
+ * which the shift moves to positions 1..k-1, are still written during the
+ * first of those and may not take target_gen keys each time: a generation
+ * is as large as the tightest of them allows (as in tlbf_generation_size).
+ * The new slice needs room for exactly what those generations will bring.
  */
 double
 tlbf_next_slice_capacity(const Tlbf *f, double target_gen)
@@ -101,7 +136,7 @@ tlbf_next_slice_capacity(const Tlbf *f, double target_gen)
 
 	/* left[j]: room in the slice that will sit at position j + 1 */
 	for (int j = 0; j < existing; j++)
-		left[j] = fmax(tlbf_slice_capacity(&s[j]) - (double) s[j].inserted, 0.0);
+		left[j] = fmax(tlbf_slice_capacity(&s[j]) - tlbf_slice_load(&s[j]), 0.0);
 
 	for (int q = 0; q < k; q++)
 	{

@@ -20,9 +20,12 @@
 #define TLBF_MAX_GROWTH		16.0
 #define TLBF_MIN_TARGET_GEN 1e-3
 #define TLBF_MAX_TARGET_GEN 1e12
+#define TLBF_MIN_LOAD_WEIGHT 65536u	/* one key per bit: an empty slice */
+#define TLBF_MAX_LOAD_WEIGHT (64u * 65536u)
 
 extern double tlbf_clamp_target_gen(double target_gen);
 extern double tlbf_slice_capacity(const TlbfSlice *s);
+extern uint32_t tlbf_load_weight(const TlbfSlice *s);
 extern uint32_t tlbf_words_for_capacity(double capacity);
 extern uint64_t tlbf_generation_size(const Tlbf *f);
 extern double tlbf_target_generation(const Tlbf *f, TlbfTime now);

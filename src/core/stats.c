@@ -21,27 +21,21 @@ tlbf_stats(const Tlbf *f, TlbfTime at, TlbfStats *stats)
 		if (tlbf_is_expired(&s[i], at, f->span))
 			continue;
 		stats->live_slices++;
-		live_inserts += (double) s[i].inserted;
+		live_inserts += tlbf_slice_load(&s[i]);
 		if (stats->oldest_live == TLBF_NEVER || s[i].updated_at < stats->oldest_live)
 			stats->oldest_live = s[i].updated_at;
 	}
 
 	/*
-	 * Each insertion went to k slices.  Live slices also hold some older
-	 * insertions (a slice lives as long as its newest key), so this
-	 * overestimates the keys added within the span by up to a generation.
+	 * Each distinct key went to k slices.  Live slices also hold some older
+	 * keys (a slice lives as long as its newest key), so this overestimates
+	 * the keys added within the span by up to k generations.
 	 */
 	stats->live_items = live_inserts / f->k;
 }
 
 double
-tlbf_fill_ratio(const Tlbf *f, uint32_t slice)
+tlbf_fill_ratio(const TlbfSlice *s)
 {
-	const TlbfSlice *s = &tlbf_slices(f)[slice];
-	const uint64_t *w = tlbf_words(f) + s->offset;
-	uint64_t	set = 0;
-
-	for (uint32_t i = 0; i < s->nwords; i++)
-		set += (uint64_t) __builtin_popcountll(w[i]);
-	return (double) set / ((double) s->nwords * 64);
+	return (double) s->bits_set / ((double) s->nwords * 64);
 }

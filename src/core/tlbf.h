@@ -114,11 +114,12 @@ typedef struct TlbfStats
 {
 	uint32_t	live_slices;
 	uint64_t	bits;
-	double		live_items;		/* estimate of insertions still live */
+	double		live_items;		/* estimate of distinct keys still live */
 	TlbfTime	oldest_live;	/* TLBF_NEVER if no live slice */
 } TlbfStats;
 
 extern void tlbf_stats(const Tlbf *f, TlbfTime at, TlbfStats *stats);
-extern double tlbf_fill_ratio(const Tlbf *f, uint32_t slice);
+extern double tlbf_fill_ratio(const TlbfSlice *s);
+extern double tlbf_slice_load(const TlbfSlice *s);
 
 #endif							/* TLBF_H */

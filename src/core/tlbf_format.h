@@ -34,7 +34,7 @@
 #define TLBF_MAX_K			40
 #define TLBF_MAX_L			1024
 #define TLBF_MAX_SLICES		65536
-#define TLBF_MIN_SLICE_WORDS 2	/* 128 bits: keeps inserted <= bits (see insert.c) */
+#define TLBF_MIN_SLICE_WORDS 2	/* 128 bits */
 #define TLBF_MAX_SLICE_WORDS (UINT32_C(1) << 27)	/* 1 GiB of bits */
 #define TLBF_MAX_CAPACITY	(UINT64_C(1) << 40)
 #define TLBF_MIN_ERROR_RATE 1e-9
@@ -75,9 +75,10 @@ typedef struct Tlbf
 	TlbfTime	newest;			/* latest insertion time, TLBF_NEVER if none */
 	TlbfTime	gen_started;	/* time of the current generation's first
 								 * insertion */
-	uint64_t	gen_size;		/* insertions planned for this generation */
-	uint64_t	gen_left;		/* insertions left before the next shift */
-	double		target_gen;		/* insertions per span/l at the observed rate */
+	uint64_t	gen_size;		/* load planned for this generation: keys per
+								 * slice, times k, times 2^16 */
+	uint64_t	gen_left;		/* load left before the next shift, same unit */
+	double		target_gen;		/* keys per span/l at the observed rate */
 } Tlbf;
 
 typedef struct TlbfSlice
@@ -85,8 +86,9 @@ typedef struct TlbfSlice
 	uint32_t	offset;			/* first word, counted from the bit area */
 	uint32_t	nwords;			/* length of the bit array in words */
 	uint32_t	hash_index;		/* which double-hashing function it uses */
-	uint32_t	reserved;		/* zero */
-	uint64_t	inserted;		/* insertions it received (n_i) */
+	uint32_t	load_weight;	/* keys one new bit stands for, times 2^16
+								 * (see sizing.c) */
+	uint64_t	bits_set;		/* bits that are one (kept as they are set) */
 	TlbfTime	updated_at;		/* time of its last insertion (t_i) */
 } TlbfSlice;
 

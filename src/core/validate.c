@@ -64,7 +64,7 @@ validate_header(const Tlbf *f, TlbfProblem *problem)
 	if (f->gen_started != TLBF_NEVER &&
 		!(valid_time(f->gen_started) && f->gen_started <= f->newest))
 		return fail(problem, "Generation start time is out of order");
-	if (f->gen_left > f->gen_size || f->gen_size > (uint64_t) TLBF_MAX_SLICE_WORDS * 64)
+	if (f->gen_left > f->gen_size || f->gen_size > (uint64_t) TLBF_MAX_K * TLBF_MAX_SLICE_WORDS * 64)
 		return fail(problem, "Generation counters are inconsistent");
 	if (f->nslices != 0 && (f->newest == TLBF_NEVER || f->gen_size == 0))
 		return fail(problem, "Slices without insertions");
@@ -79,10 +79,12 @@ validate_slice(const Tlbf *f, uint32_t i, const TlbfSlice *s, uint64_t offset,
 		return fail(problem, "Slice offsets are not contiguous");
 	if (s->nwords < TLBF_MIN_SLICE_WORDS || s->nwords > TLBF_MAX_SLICE_WORDS)
 		return fail(problem, "Slice size is out of range");
-	if (s->hash_index >= TLBF_MAX_K || s->reserved != 0)
+	if (s->hash_index >= TLBF_MAX_K)
 		return fail(problem, "Slice hash index is out of range");
-	if (s->inserted > (uint64_t) s->nwords * 64 || s->inserted > f->inserted)
-		return fail(problem, "Slice insertion count is larger than possible");
+	if (s->load_weight < TLBF_MIN_LOAD_WEIGHT || s->load_weight > TLBF_MAX_LOAD_WEIGHT)
+		return fail(problem, "Slice load weight is out of range");
+	if (s->bits_set > (uint64_t) s->nwords * 64 || s->bits_set > f->inserted)
+		return fail(problem, "Slice has more bits set than possible");
 	if (s->updated_at != TLBF_NEVER &&
 		!(valid_time(s->updated_at) && s->updated_at <= f->newest))
 		return fail(problem, "Slice time is out of order");

@@ -24,7 +24,15 @@ typedef struct Stream
 	/* the time of insertion i, given the previous one */
 	TlbfTime	(*next_time) (long i, TlbfTime previous, uint64_t *rng);
 	bool		retire;			/* also drop expired slices at checkpoints */
+	/* the key of insertion i; NULL: i itself, every key once */
+	uint64_t	(*key) (long i);
 } Stream;
+
+static uint64_t
+key_of(const Stream *s, long i)
+{
+	return s->key ? s->key(i) : (uint64_t) i;
+}
 
 static void
 check_filter(const TestFilter *t, const KeyLog *log, TlbfTime now)
@@ -52,8 +60,8 @@ run_stream(const Stream *s)
 		TlbfTime	previous = at;
 
 		at = s->next_time(i, at, &rng);
-		tf_add(&t, (uint64_t) i, at);
-		keylog_add(&log, (uint64_t) i, at);
+		tf_add(&t, key_of(s, i), at);
+		keylog_add(&log, key_of(s, i), at);
 		if (at > now)
 			now = at;
 		/* check regularly, and right after every pause */
@@ -152,25 +160,52 @@ poisson(long i, TlbfTime previous, uint64_t *rng)
 	return previous + (int64_t) (-20000.0 * log(1.0 - rng_uniform(rng)));
 }
 
+/* --- key patterns ------------------------------------------------------- */
+
+static uint64_t
+seven_times_in_a_row(long i)
+{
+	return (uint64_t) (i / 7);
+}
+
+static uint64_t
+three_times_in_a_row(long i)
+{
+	return (uint64_t) (i / 3);
+}
+
+/* every key comes back three times, 1000, 2000 and 3000 insertions later */
+static uint64_t
+returning(long i)
+{
+	long		first = i / 4 - (i % 4) * 250;
+
+	return first < 0 ? (uint64_t) (i / 4) : (uint64_t) first;
+}
+
 /* --- the streams -------------------------------------------------------- */
 
 #define ONE_MINUTE_SPAN 60 * SECOND
 
 static const Stream streams[] = {
-	{"constant rate", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 60000, every_10ms, false},
-	{"capacity 10x too small", 0.01, 0, 0, 600, ONE_MINUTE_SPAN, 60000, every_10ms, false},
-	{"capacity 10x too large", 0.01, 0, 0, 60000, ONE_MINUTE_SPAN, 60000, every_10ms, true},
-	{"100x bursts", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 120000, bursts, false},
-	{"idle gaps longer than the span", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 30000, idle_gaps, true},
-	{"idle gaps near the span", 0.001, 0, 0, 6000, ONE_MINUTE_SPAN, 36000, gaps_near_span, false},
-	{"slow ramp up and down", 0.01, 0, 0, 1200, ONE_MINUTE_SPAN, 150000, slow_ramp, true},
-	{"out-of-order times", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 60000, out_of_order, false},
-	{"one instant", 0.01, 0, 0, 1000, ONE_MINUTE_SPAN, 50000, same_instant, false},
-	{"poisson, error 0.1", 0.1, 0, 0, 3000, ONE_MINUTE_SPAN, 40000, poisson, true},
-	{"poisson, error 1e-5", 1e-5, 0, 0, 3000, ONE_MINUTE_SPAN, 40000, poisson, false},
-	{"poisson, k=4 l=3", 0.1, 4, 3, 3000, ONE_MINUTE_SPAN, 40000, poisson, false},
-	{"poisson, k=1 l=1", 0.5, 1, 1, 3000, ONE_MINUTE_SPAN, 40000, poisson, true},
-	{"bursts, k=40 l=1024", 1e-9, 40, 1024, 3000, ONE_MINUTE_SPAN, 30000, bursts, false},
+	{"constant rate", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 60000, every_10ms, false, NULL},
+	{"capacity 10x too small", 0.01, 0, 0, 600, ONE_MINUTE_SPAN, 60000, every_10ms, false, NULL},
+	{"capacity 10x too large", 0.01, 0, 0, 60000, ONE_MINUTE_SPAN, 60000, every_10ms, true, NULL},
+	{"100x bursts", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 120000, bursts, false, NULL},
+	{"idle gaps longer than the span", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 30000, idle_gaps, true, NULL},
+	{"idle gaps near the span", 0.001, 0, 0, 6000, ONE_MINUTE_SPAN, 36000, gaps_near_span, false, NULL},
+	{"slow ramp up and down", 0.01, 0, 0, 1200, ONE_MINUTE_SPAN, 150000, slow_ramp, true, NULL},
+	{"out-of-order times", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 60000, out_of_order, false, NULL},
+	{"one instant", 0.01, 0, 0, 1000, ONE_MINUTE_SPAN, 50000, same_instant, false, NULL},
+	{"poisson, error 0.1", 0.1, 0, 0, 3000, ONE_MINUTE_SPAN, 40000, poisson, true, NULL},
+	{"poisson, error 1e-5", 1e-5, 0, 0, 3000, ONE_MINUTE_SPAN, 40000, poisson, false, NULL},
+	{"poisson, k=4 l=3", 0.1, 4, 3, 3000, ONE_MINUTE_SPAN, 40000, poisson, false, NULL},
+	{"poisson, k=1 l=1", 0.5, 1, 1, 3000, ONE_MINUTE_SPAN, 40000, poisson, true, NULL},
+	{"bursts, k=40 l=1024", 1e-9, 40, 1024, 3000, ONE_MINUTE_SPAN, 30000, bursts, false, NULL},
+	{"every key 7 times", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 70000, poisson, true, seven_times_in_a_row},
+	{"repeats out of order", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 70000, out_of_order, false, three_times_in_a_row},
+	{"returning keys", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 100000, every_10ms, false, returning},
+	{"returning keys in bursts", 0.001, 0, 0, 6000, ONE_MINUTE_SPAN, 100000, bursts, true, returning},
 };
 
 static void

@@ -120,8 +120,9 @@ test_rejects_bad_fields(void **state)
 	EXPECT_REJECTED(s[2].nwords += 1);
 	EXPECT_REJECTED(s[2].nwords = UINT32_MAX);
 	EXPECT_REJECTED(s[1].hash_index = TLBF_MAX_K);
-	EXPECT_REJECTED(s[1].reserved = 1);
-	EXPECT_REJECTED(s[4].inserted = (uint64_t) s[4].nwords * 64 + 1);
+	EXPECT_REJECTED(s[1].load_weight = 0);
+	EXPECT_REJECTED(s[1].load_weight = UINT32_MAX);
+	EXPECT_REJECTED(s[4].bits_set = (uint64_t) s[4].nwords * 64 + 1);
 	EXPECT_REJECTED(s[f->nslices - 1].updated_at = f->newest + 1);
 	EXPECT_REJECTED(s[f->nslices - 1].updated_at = INT64_MAX);
 	EXPECT_REJECTED(s[0].updated_at = f->newest - 1);

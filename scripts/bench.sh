@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make bench: timing figures, each a ratio measured side by side in one run.
+# Not part of make test: these machines are noisy, so timings never decide
+# whether a test passes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh
+scripts/build.sh
+make -s bench-tools
+
+echo "== core (C): tlbf against a plain Bloom filter with the same bits and k"
+build/bench/core_bench
+
+echo
+echo "== SQL: a 1M-item filter read from a table, 5M probes"
+hex=$(mktemp /tmp/tlbf-bench.XXXXXX)
+trap 'rm -f "$hex"' EXIT
+build/bench/make_filter 1000000 >"$hex"
+TLBF_FILTER_HEX="$hex" scripts/cluster.sh psql -X -q -f test/bench/sql_contains.sql

@@ -1,0 +1,200 @@
+/*
+ * core_bench.c
+ *	  Nanoseconds per insertion and per query (present and absent keys) of
+ *	  the core at 10k, 1M and 10M live items at 1%, next to a plain Bloom
+ *	  filter with the same number of bits and the same k, in the same run.
+ *
+ *	  build/bench/core_bench [max-live-items]
+ *
+ * The plain filter hashes the same way (one XXH3-128, double hashing,
+ * multiply-shift), so the ratio shows what the slices and their bookkeeping
+ * cost.  Each figure is the median of five rounds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tlbf.h"
+
+#define SECOND	INT64_C(1000000)
+#define SPAN	(60 * SECOND)
+#define START	INT64_C(757382400000000)
+#define ROUNDS	5
+
+typedef struct PlainBloom
+{
+	uint64_t   *words;
+	uint64_t	nbits;
+	int			k;
+} PlainBloom;
+
+static inline uint64_t
+position(TlbfHash h, int j, uint64_t nbits)
+{
+	uint64_t	x = h.a + (uint64_t) j * h.b;
+
+	return (uint64_t) (((unsigned __int128) x * nbits) >> 64);
+}
+
+static void
+plain_add(PlainBloom *b, TlbfHash h)
+{
+	for (int j = 0; j < b->k; j++)
+	{
+		uint64_t	p = position(h, j, b->nbits);
+
+		b->words[p >> 6] |= UINT64_C(1) << (p & 63);
+	}
+}
+
+static bool
+plain_has(const PlainBloom *b, TlbfHash h)
+{
+	for (int j = 0; j < b->k; j++)
+	{
+		uint64_t	p = position(h, j, b->nbits);
+
+		if (!((b->words[p >> 6] >> (p & 63)) & 1))
+			return false;
+	}
+	return true;
+}
+
+static void *
+grow(TlbfMemory *memory, void *buffer, size_t size)
+{
+	size_t		grown = size > 2 * memory->allocated ? size : 2 * memory->allocated;
+	void	   *p = realloc(buffer, grown);
+
+	if (p != NULL)
+		memory->allocated = grown;
+	return p;
+}
+
+static double
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static TlbfHash
+key_hash(uint64_t key)
+{
+	return tlbf_hash_bytes(&key, sizeof(key), 0);
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v)
+{
+	qsort(v, ROUNDS, sizeof(double), compare_doubles);
+	return v[ROUNDS / 2];
+}
+
+static volatile long sink;
+
+static void
+bench(long live)
+{
+	TlbfParams	params = {SPAN, 0.01, (uint64_t) live, 0, 0, 0};
+	TlbfProblem problem;
+	TlbfMemory	memory = {grow, NULL, sizeof(Tlbf), SIZE_MAX};
+	Tlbf	   *f = malloc(sizeof(Tlbf));
+	PlainBloom	plain;
+	int64_t		gap = SPAN / live;
+	TlbfTime	at = START;
+	uint64_t	key = 0;
+	long		ops = live < 1000000 ? live : 1000000;
+	double		t_insert[ROUNDS], p_insert[ROUNDS], t_present[ROUNDS],
+				p_present[ROUNDS], t_absent[ROUNDS], p_absent[ROUNDS];
+	long		found = 0;
+
+	if (!tlbf_check_params(&params, &problem))
+		abort();
+	tlbf_init(f, &params);
+	/* two spans to reach the steady state */
+	for (long i = 0; i < 2 * live; i++)
+	{
+		at += gap;
+		tlbf_insert(&f, &memory, key_hash(key++), at);
+	}
+	plain.nbits = tlbf_total_words(f) * 64;
+	plain.k = f->k;
+	plain.words = calloc(plain.nbits / 64, sizeof(uint64_t));
+	for (uint64_t k = key - live; k < key; k++)
+		plain_add(&plain, key_hash(k));
+
+	for (int r = 0; r < ROUNDS; r++)
+	{
+		double		t0;
+		uint64_t	first = key;
+
+		/* insertions: the next 'ops' keys of the stream */
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+		{
+			at += gap;
+			tlbf_insert(&f, &memory, key_hash(key++), at);
+		}
+		t_insert[r] = (now_ns() - t0) / ops;
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+			plain_add(&plain, key_hash(first + i));
+		p_insert[r] = (now_ns() - t0) / ops;
+
+		/* present: keys from the last span, spread over it */
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+			found += tlbf_query(f, key_hash(key - 1 - (uint64_t) i * (live / ops)), at, SPAN);
+		t_present[r] = (now_ns() - t0) / ops;
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+			found += plain_has(&plain, key_hash(key - 1 - (uint64_t) i * (live / ops)));
+		p_present[r] = (now_ns() - t0) / ops;
+
+		/* absent: keys never added */
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+			found += tlbf_query(f, key_hash((UINT64_C(1) << 62) + r * ops + i), at, SPAN);
+		t_absent[r] = (now_ns() - t0) / ops;
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+			found += plain_has(&plain, key_hash((UINT64_C(1) << 62) + r * ops + i));
+		p_absent[r] = (now_ns() - t0) / ops;
+	}
+	sink = found;
+
+	printf("%10ld  %6.1f MB %4u |  insert %6.1f / %6.1f = %4.2fx |  present %6.1f / %6.1f = %4.2fx |  absent %6.1f / %6.1f = %4.2fx\n",
+		   live, tlbf_size(f) / 1e6, f->nslices,
+		   median(t_insert), median(p_insert), median(t_insert) / median(p_insert),
+		   median(t_present), median(p_present), median(t_present) / median(p_present),
+		   median(t_absent), median(p_absent), median(t_absent) / median(p_absent));
+	free(plain.words);
+	free(f);
+}
+
+int
+main(int argc, char **argv)
+{
+	long		max_live = argc > 1 ? atol(argv[1]) : 10000000;
+
+	printf("Core: ns per operation, tlbf / plain Bloom filter with the same bits and k (error rate 1%%, median of %d rounds)\n", ROUNDS);
+	printf("%10s  %9s %4s |\n", "live items", "size", "slices");
+	for (long live = 10000; live <= max_live; live *= 100)
+		bench(live);
+	if (max_live >= 10000000)
+		bench(10000000);
+	return 0;
+}
