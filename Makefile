@@ -27,10 +27,10 @@ endif
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
-UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Isrc/core
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Isrc/core -Itest
 UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(wildcard test/unit/test_*.c))
 
-build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h)
+build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h
 	@mkdir -p $(dir $@)
 	gcc $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lcmocka -lm
 
@@ -42,9 +42,9 @@ unit-run: unit
 # --- benchmark programs -----------------------------------------------------
 BENCH_TOOLS = build/bench/core_bench build/bench/make_filter
 
-build/bench/%: test/bench/%.c $(CORE_SRCS) $(CORE_HEADERS)
+build/bench/%: test/bench/%.c $(CORE_SRCS) $(CORE_HEADERS) test/heap_memory.h
 	@mkdir -p $(dir $@)
-	gcc -std=gnu11 -O2 -g -Wall -fno-strict-aliasing -fwrapv -Isrc/core -o $@ $< $(CORE_SRCS) -lm
+	gcc -std=gnu11 -O2 -g -Wall -fno-strict-aliasing -fwrapv -Isrc/core -Itest -o $@ $< $(CORE_SRCS) -lm
 
 bench-tools: $(BENCH_TOOLS)
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "heap_memory.h"
 #include "tlbf.h"
 
 #define SECOND	INT64_C(1000000)
@@ -61,17 +62,6 @@ plain_has(const PlainBloom *b, TlbfHash h)
 	return true;
 }
 
-static void *
-grow(TlbfMemory *memory, void *buffer, size_t size)
-{
-	size_t		grown = size > 2 * memory->allocated ? size : 2 * memory->allocated;
-	void	   *p = realloc(buffer, grown);
-
-	if (p != NULL)
-		memory->allocated = grown;
-	return p;
-}
-
 static double
 now_ns(void)
 {
@@ -110,8 +100,8 @@ bench(long live)
 {
 	TlbfParams	params = {SPAN, 0.01, (uint64_t) live, 0, 0, 0};
 	TlbfProblem problem;
-	TlbfMemory	memory = {grow, NULL, sizeof(Tlbf), SIZE_MAX};
-	Tlbf	   *f = malloc(sizeof(Tlbf));
+	TlbfMemory	memory;
+	Tlbf	   *f;
 	PlainBloom	plain;
 	int64_t		gap = SPAN / live;
 	TlbfTime	at = START;
@@ -123,7 +113,7 @@ bench(long live)
 
 	if (!tlbf_check_params(&params, &problem))
 		abort();
-	tlbf_init(f, &params);
+	f = heap_filter(&params, &memory);
 	/* two spans to reach the steady state */
 	for (long i = 0; i < 2 * live; i++)
 	{

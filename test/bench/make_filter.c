@@ -12,30 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "heap_memory.h"
 #include "tlbf.h"
 
 #define HOUR	(INT64_C(3600) * 1000000)
 #define END		INT64_C(757382400000000)	/* 2024-01-01 00:00 UTC */
-
-static void *
-grow(TlbfMemory *memory, void *buffer, size_t size)
-{
-	size_t		grown = size > 2 * memory->allocated ? size : 2 * memory->allocated;
-	void	   *p = realloc(buffer, grown);
-
-	if (p != NULL)
-		memory->allocated = grown;
-	return p;
-}
 
 int
 main(int argc, char **argv)
 {
 	long		n = argc > 1 ? atol(argv[1]) : 1000000;
 	TlbfParams	params = {HOUR, argc > 2 ? atof(argv[2]) : 0.01, (uint64_t) n, 0, 0, 0};
-	TlbfMemory	memory = {grow, NULL, sizeof(Tlbf), SIZE_MAX};
+	TlbfMemory	memory;
 	TlbfProblem problem;
-	Tlbf	   *f = malloc(sizeof(Tlbf));
+	Tlbf	   *f;
 	const unsigned char *bytes;
 	size_t		size;
 
@@ -44,7 +34,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: make_filter n [error_rate]\n");
 		return 1;
 	}
-	tlbf_init(f, &params);
+	f = heap_filter(&params, &memory);
 	for (int64_t key = 1; key <= n; key++)
 		if (tlbf_insert(&f, &memory, tlbf_hash_bytes(&key, sizeof(key), 0),
 						END - HOUR + key * (HOUR / n)) != TLBF_OK)

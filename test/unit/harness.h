@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "heap_memory.h"
 #include "tlbf.h"
 
 #define SECOND	INT64_C(1000000)
@@ -31,16 +32,6 @@ typedef struct TestFilter
 	TlbfMemory	memory;
 } TestFilter;
 
-static void *
-test_resize(TlbfMemory *memory, void *buffer, size_t size)
-{
-	void	   *grown = realloc(buffer, size);
-
-	if (grown != NULL)
-		memory->allocated = size;
-	return grown;
-}
-
 static inline TlbfHash
 key_hash(uint64_t key)
 {
@@ -55,13 +46,7 @@ tf_create_kl(TestFilter *t, int64_t span, double error_rate, uint64_t capacity,
 	TlbfProblem problem;
 
 	assert_true(tlbf_check_params(&p, &problem));
-	t->f = malloc(sizeof(Tlbf));
-	assert_non_null(t->f);
-	tlbf_init(t->f, &p);
-	t->memory.resize = test_resize;
-	t->memory.context = NULL;
-	t->memory.allocated = sizeof(Tlbf);
-	t->memory.max_bytes = SIZE_MAX;
+	t->f = heap_filter(&p, &t->memory);
 }
 
 static inline void

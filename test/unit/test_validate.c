@@ -147,7 +147,7 @@ test_random_damage(void **state)
 	for (int trial = 0; trial < 200000; trial++)
 	{
 		Tlbf	   *f = malloc(size);
-		TlbfMemory	memory = {test_resize, NULL, size, 1 << 20};
+		TlbfMemory	memory = {heap_resize, NULL, size, 1 << 20};
 		int			flips = 1 + (int) (rng_next(&rng) % 4);
 
 		memcpy(f, original, size);
