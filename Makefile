@@ -14,7 +14,7 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
-REGRESS = setup type_io create_add contains hashing retire_info bad_params streams
+REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates
 EXTRA_CLEAN = build results regression.diffs regression.out
 
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config

@@ -12,9 +12,6 @@
 
 #include "access/xact.h"
 
-/* Every filter made here hashes with this seed, so that any two can merge. */
-#define TLBF_DEFAULT_SEED	0
-
 PG_FUNCTION_INFO_V1(tlbf_create);
 PG_FUNCTION_INFO_V1(tlbf_add);
 PG_FUNCTION_INFO_V1(tlbf_contains);
@@ -35,6 +32,28 @@ optional_count(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * Check what tlbf_create or tlbf_agg was asked for (choosing k and l if
+ * they are 0), and that the filter's first slices fit under the size cap.
+ */
+void
+tlbf_check_create_params(TlbfParams *params)
+{
+	TlbfProblem problem;
+
+	if (!tlbf_check_params(params, &problem))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid tlbf parameters: %s", problem.message),
+				 problem.hint ? errhint("%s", problem.hint) : 0));
+	if (tlbf_first_generation_bytes(params) > (size_t) tlbf_max_filter_bytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%d bytes)",
+						tlbf_max_filter_bytes),
+				 errhint("Raise tlbf.max_filter_bytes or lower the capacity; the filter grows as keys arrive.")));
+}
+
+/*
  * tlbf_create(span, error_rate, capacity, k, l): an empty filter.  NULL
  * span, error_rate or capacity give NULL; NULL k and l are chosen from
  * error_rate.
@@ -43,7 +62,6 @@ Datum
 tlbf_create(PG_FUNCTION_ARGS)
 {
 	TlbfParams	params;
-	TlbfProblem problem;
 	Tlbf	   *f;
 	int64		capacity;
 
@@ -57,17 +75,7 @@ tlbf_create(PG_FUNCTION_ARGS)
 	params.k = optional_count(fcinfo, 3);
 	params.l = optional_count(fcinfo, 4);
 	params.seed = TLBF_DEFAULT_SEED;
-	if (!tlbf_check_params(&params, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
-	if (tlbf_first_generation_bytes(&params) > (size_t) tlbf_max_filter_bytes)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%d bytes)",
-						tlbf_max_filter_bytes),
-				 errhint("Raise tlbf.max_filter_bytes or lower the capacity; the filter grows as keys arrive.")));
+	tlbf_check_create_params(&params);
 
 	f = palloc(sizeof(Tlbf));
 	tlbf_init(f, &params);

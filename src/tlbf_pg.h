@@ -18,6 +18,13 @@
 
 typedef struct ItemHasher ItemHasher;
 
+/* The SQL defaults of tlbf_create, also used by tlbf_agg. */
+#define TLBF_DEFAULT_ERROR_RATE 0.01
+#define TLBF_DEFAULT_CAPACITY	1000
+
+/* Every filter made here hashes with this seed, so that any two can merge. */
+#define TLBF_DEFAULT_SEED	0
+
 /* guc.c */
 extern int	tlbf_max_filter_bytes;
 
@@ -46,6 +53,13 @@ extern void tlbf_check_status(TlbfStatus status, uint64 truncated_before,
 							  const Tlbf *f);
 extern void tlbf_set_length(Tlbf *f);
 
+/* functions.c */
+extern void tlbf_check_create_params(TlbfParams *params);
+
+/* union.c */
+extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
+
+/* datum_hash.c */
 extern TlbfHash tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed);
 extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);
 extern TlbfHash tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed);

@@ -1,22 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * merge.c
- *	  The union of two filters.
+ *	  The union of filters.
  *
  * Bits of two filters cannot be OR-ed slice by slice: their slices differ
- * in size, age and hash function, and a slice holding both inputs' keys
+ * in size, age and hash function, and a slice holding both filters' keys
  * would be far past its capacity.  Instead the union lists the slices of
- * the filter with the newer insertions, then the other filter's slices.
- * Each input's windows of k consecutive slices stay consecutive, with their
- * bits and timestamps, so every key either input finds, the union finds at
- * any time (no false negatives).  The price is that an absent key now meets
- * both filters' windows: the union's false-positive rate is about the sum
- * of the inputs'.  New insertions go to the front filter's newest slices;
- * the other filter's slices simply age out.
+ * the filter with the newest insertion, then the other filters' slices, in
+ * the order given.  Each input's windows of k consecutive slices stay
+ * consecutive, with their bits and timestamps, so every key any input
+ * finds, the union finds, at any time (no false negatives).  The price is
+ * that an absent key now meets every input's windows: the union's
+ * false-positive rate is about the sum of the inputs'.  New insertions go
+ * to the front filter's newest slices; the other slices simply age out.
  *
- * Filters with different k merge with the smaller k: a run of k hits
- * contains a run of any smaller length, so nothing is lost, but the filter
- * with the larger k then answers with fewer hash functions.
+ * Filters with different k merge with the smallest k: a run of k hits
+ * contains a run of any smaller length, so nothing is lost, but a filter
+ * with a larger k then answers with fewer hash functions.  The union takes
+ * its error rate and l from the filter with the smallest k.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,44 +40,81 @@ tlbf_merge_mismatch(const Tlbf *a, const Tlbf *b)
 }
 
 size_t
-tlbf_merge_bytes(const Tlbf *a, const Tlbf *b)
+tlbf_merge_bytes(const Tlbf *const *inputs, int n)
 {
-	return tlbf_layout_bytes((uint64_t) a->nslices + b->nslices,
-							 tlbf_total_words(a) + tlbf_total_words(b));
+	uint64_t	nslices = 0;
+	uint64_t	words = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		nslices += inputs[i]->nslices;
+		words += tlbf_total_words(inputs[i]);
+	}
+	return tlbf_layout_bytes(nslices, words);
+}
+
+/* Append f's directory and bits behind what 'out' already holds. */
+static void
+append_slices(Tlbf *out, const Tlbf *f, uint32_t *nslices, uint64_t *nwords,
+			  uint64_t total_slices)
+{
+	TlbfSlice  *s = tlbf_slices(out) + *nslices;
+	uint64_t   *bits = (uint64_t *) ((char *) out + tlbf_layout_bytes(total_slices, 0));
+
+	memcpy(s, tlbf_slices(f), f->nslices * sizeof(TlbfSlice));
+	for (uint32_t i = 0; i < f->nslices; i++)
+		s[i].offset += (uint32_t) *nwords;
+	memcpy(bits + *nwords, tlbf_words(f), tlbf_total_words(f) * sizeof(uint64_t));
+	*nslices += f->nslices;
+	*nwords += tlbf_total_words(f);
 }
 
 /*
- * Write the union of a and b to 'out', which holds tlbf_merge_bytes(a, b)
- * bytes and overlaps neither.  The inputs must pass tlbf_merge_mismatch().
+ * Write the union of inputs[0..n-1] (n >= 1) to 'out', which holds
+ * tlbf_merge_bytes(inputs, n) bytes and overlaps none of them.  Every input
+ * must pass tlbf_merge_mismatch() against the first.
  */
 void
-tlbf_merge(Tlbf *out, const Tlbf *a, const Tlbf *b)
+tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n)
 {
-	const Tlbf *front = b->newest > a->newest ? b : a;
-	const Tlbf *back = front == a ? b : a;
-	const Tlbf *fewer_hashes = b->k < a->k ? b : a;
-	uint32_t	front_words = (uint32_t) tlbf_total_words(front);
-	TlbfSlice  *s;
+	int			front_at = 0;
+	const Tlbf *front;
+	const Tlbf *fewest_hashes = inputs[0];
+	uint64_t	total_slices = 0;
+	uint32_t	nslices = 0;
+	uint64_t	nwords = 0;
+
+	for (int i = 1; i < n; i++)
+	{
+		if (inputs[i]->newest > inputs[front_at]->newest)
+			front_at = i;
+		if (inputs[i]->k < fewest_hashes->k)
+			fewest_hashes = inputs[i];
+	}
+	front = inputs[front_at];
+	for (int i = 0; i < n; i++)
+		total_slices += inputs[i]->nslices;
 
 	memcpy(out, front, sizeof(Tlbf));
-	out->k = fewer_hashes->k;
-	out->l = fewer_hashes->l;
-	out->error_rate = fewer_hashes->error_rate;
-	out->nslices = front->nslices + back->nslices;
-	out->inserted = a->inserted + b->inserted;
-	out->truncated = a->truncated + b->truncated;
+	out->k = fewest_hashes->k;
+	out->l = fewest_hashes->l;
+	out->error_rate = fewest_hashes->error_rate;
+	out->nslices = (uint32_t) total_slices;
+	out->inserted = 0;
+	out->truncated = 0;
+	for (int i = 0; i < n; i++)
+	{
+		out->inserted += inputs[i]->inserted;
+		out->truncated += inputs[i]->truncated;
+	}
 
-	s = tlbf_slices(out);
-	memcpy(s, tlbf_slices(front), front->nslices * sizeof(TlbfSlice));
-	memcpy(s + front->nslices, tlbf_slices(back), back->nslices * sizeof(TlbfSlice));
-	for (uint32_t i = front->nslices; i < out->nslices; i++)
-		s[i].offset += front_words;
-	memcpy(tlbf_words(out), tlbf_words(front), front_words * sizeof(uint64_t));
-	memcpy(tlbf_words(out) + front_words, tlbf_words(back),
-		   tlbf_total_words(back) * sizeof(uint64_t));
+	append_slices(out, front, &nslices, &nwords, total_slices);
+	for (int i = 0; i < n; i++)
+		if (i != front_at)
+			append_slices(out, inputs[i], &nslices, &nwords, total_slices);
 
 	/*
-	 * With a smaller k the generation counts new bits in fewer slices, and
+	 * With a smaller k the generation counts the load of fewer slices, and
 	 * the front slices' plan must fit their positions under the new k.
 	 */
 	if (out->k < front->k && out->nslices > 0)

@@ -103,8 +103,8 @@ extern uint32_t tlbf_truncate_to(Tlbf *f, size_t max_bytes, TlbfTime at);
 
 /* merge.c */
 extern const char *tlbf_merge_mismatch(const Tlbf *a, const Tlbf *b);
-extern size_t tlbf_merge_bytes(const Tlbf *a, const Tlbf *b);
-extern void tlbf_merge(Tlbf *out, const Tlbf *a, const Tlbf *b);
+extern size_t tlbf_merge_bytes(const Tlbf *const *inputs, int n);
+extern void tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n);
 
 /* validate.c */
 extern bool tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem);

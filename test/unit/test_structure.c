@@ -239,11 +239,12 @@ test_size_cap(void **state)
 static Tlbf *
 merged(const Tlbf *a, const Tlbf *b)
 {
-	Tlbf	   *out = malloc(tlbf_merge_bytes(a, b));
+	const Tlbf *inputs[] = {a, b};
+	Tlbf	   *out = malloc(tlbf_merge_bytes(inputs, 2));
 	TlbfProblem problem;
 
 	assert_null(tlbf_merge_mismatch(a, b));
-	tlbf_merge(out, a, b);
+	tlbf_merge(out, inputs, 2);
 	if (!tlbf_validate(out, tlbf_size(out), &problem))
 		fail_msg("invalid union: %s", problem.message);
 	return out;
@@ -325,6 +326,127 @@ test_union_then_insert(void **state)
 	tf_free(&u);
 }
 
+/*
+ * Many inputs at once, the same one twice, and an empty one: every key of
+ * every input is still found, and the newest input comes first.
+ */
+static void
+test_union_of_many(void **state)
+{
+	TestFilter	parts[4];
+	const Tlbf *inputs[6];
+	Tlbf	   *out;
+	TlbfProblem problem;
+
+	for (int p = 0; p < 4; p++)
+	{
+		tf_create(&parts[p], SPAN, 0.01, 500);
+		for (int i = 0; i < 3000 * p; i++)
+			tf_add(&parts[p], (uint64_t) (p * 100000 + i), START + (p + 1) * 1000 * i);
+	}
+	inputs[0] = parts[1].f;
+	inputs[1] = parts[0].f;		/* empty */
+	inputs[2] = parts[3].f;		/* the newest */
+	inputs[3] = parts[2].f;
+	inputs[4] = parts[1].f;		/* again */
+	inputs[5] = parts[3].f;		/* again */
+	out = malloc(tlbf_merge_bytes(inputs, 6));
+	tlbf_merge(out, inputs, 6);
+	if (!tlbf_validate(out, tlbf_size(out), &problem))
+		fail_msg("invalid union: %s", problem.message);
+	assert_int_equal(out->newest, parts[3].f->newest);
+	assert_memory_equal(tlbf_slices(out), tlbf_slices(parts[3].f), sizeof(TlbfSlice));
+	for (int p = 1; p < 4; p++)
+		for (int i = 0; i < 3000 * p; i++)
+		{
+			TlbfTime	added = START + (p + 1) * 1000 * i;
+
+			if (tf_has(&parts[p], (uint64_t) (p * 100000 + i), added + SPAN))
+				assert_true(tlbf_query(out, key_hash((uint64_t) (p * 100000 + i)),
+									   added + SPAN, SPAN));
+		}
+	free(out);
+	for (int p = 0; p < 4; p++)
+		tf_free(&parts[p]);
+}
+
+/*
+ * The false-positive rate of the union of two filters built from the two
+ * halves of one steady stream, against the target (1%), over 1M absent
+ * keys at moments spread over a span: halves by key (as shards hold them)
+ * and halves by time (yesterday's and today's filter).
+ */
+static void
+test_union_false_positives(void **state)
+{
+	TestFilter	by_key[2],
+				by_time[2],
+				whole;
+	TlbfTime	at = START;
+	uint64_t	absent = ABSENT_BASE;
+	double		sum_key = 0,
+				sum_time = 0,
+				sum_whole = 0;
+	const long	per_span = 60000;
+	int			moments = 0;
+
+	for (int h = 0; h < 2; h++)
+	{
+		tf_create(&by_key[h], SPAN, 0.01, per_span / 2);
+		tf_create(&by_time[h], SPAN, 0.01, per_span);
+	}
+	tf_create(&whole, SPAN, 0.01, per_span);
+	for (long i = 0; i < 4 * per_span; i++)
+	{
+		at += SPAN / per_span;
+		tf_add(&by_key[i % 2], (uint64_t) i, at);
+		tf_add(&by_time[i < 7 * per_span / 2 ? 0 : 1], (uint64_t) i, at);
+		tf_add(&whole, (uint64_t) i, at);
+		if (i >= 7 * per_span / 2 && i % (per_span / 40) == 0)
+		{
+			const Tlbf *keys[] = {by_key[0].f, by_key[1].f};
+			const Tlbf *times[] = {by_time[0].f, by_time[1].f};
+			Tlbf	   *u_key = malloc(tlbf_merge_bytes(keys, 2));
+			Tlbf	   *u_time = malloc(tlbf_merge_bytes(times, 2));
+			long		hits_key = 0,
+						hits_time = 0,
+						hits_whole = 0;
+
+			tlbf_merge(u_key, keys, 2);
+			tlbf_merge(u_time, times, 2);
+			for (int q = 0; q < 50000; q++)
+			{
+				TlbfHash	h = key_hash(absent++);
+
+				hits_key += tlbf_query(u_key, h, at, SPAN);
+				hits_time += tlbf_query(u_time, h, at, SPAN);
+				hits_whole += tlbf_query(whole.f, h, at, SPAN);
+			}
+			sum_key += hits_key / 50000.0;
+			sum_time += hits_time / 50000.0;
+			sum_whole += hits_whole / 50000.0;
+			moments++;
+			free(u_key);
+			free(u_time);
+		}
+	}
+	print_message("union false-positive rate (target 1%%): halves by key %.4f (%.2fx), "
+				  "halves by time %.4f (%.2fx), one filter %.4f (%.2fx)\n",
+				  sum_key / moments, sum_key / moments / 0.01,
+				  sum_time / moments, sum_time / moments / 0.01,
+				  sum_whole / moments, sum_whole / moments / 0.01);
+	/* about the sum of the halves' rates: twice the target, not more */
+	assert_true(moments * 50000 >= 1000000);
+	assert_true(sum_key / moments <= 2.5 * 0.01);
+	assert_true(sum_time / moments <= 2.5 * 0.01);
+	for (int h = 0; h < 2; h++)
+	{
+		tf_free(&by_key[h]);
+		tf_free(&by_time[h]);
+	}
+	tf_free(&whole);
+}
+
 /* Filters that hash differently or forget at different times cannot merge. */
 static void
 test_union_mismatch(void **state)
@@ -354,6 +476,8 @@ main(void)
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_union_no_false_negatives),
 		cmocka_unit_test(test_union_then_insert),
+		cmocka_unit_test(test_union_of_many),
+		cmocka_unit_test(test_union_false_positives),
 		cmocka_unit_test(test_union_mismatch),
 	};
 

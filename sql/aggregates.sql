@@ -1,0 +1,112 @@
+-- Filters built by aggregates, their union, and parallel plans.
+SET TimeZone = 'UTC';
+
+-- Two hours of visits to three sites, one every 100 ms.
+CREATE TABLE visits AS
+SELECT g AS id, 'site-' || (g % 3) AS site, (g * 7919) % 5000 AS user_id,
+       '2024-01-01 00:00+00'::timestamptz + g * interval '100 ms' AS at
+FROM generate_series(1, 72000) g;
+ANALYZE visits;
+
+-- One filter per site over the last hour; every user seen in it is found.
+CREATE TABLE per_site AS
+SELECT site, tlbf_agg(user_id, at, '1 hour') AS f
+FROM visits WHERE at > '2024-01-01 01:00+00' GROUP BY site;
+SELECT p.site, count(*) AS visits,
+       count(*) FILTER (WHERE NOT tlbf_contains(p.f, v.user_id, '2024-01-01 02:00+00')) AS missed
+FROM per_site p JOIN visits v USING (site)
+WHERE v.at > '2024-01-01 01:00+00'
+GROUP BY p.site ORDER BY p.site;
+
+-- With ORDER BY at the result is exactly the same rows added one by one.
+CREATE TABLE one_by_one (f tlbf);
+DO $$
+DECLARE
+    acc tlbf := tlbf_create('1 hour');
+    r record;
+BEGIN
+    FOR r IN SELECT user_id, at FROM visits WHERE site = 'site-1' ORDER BY at LOOP
+        acc := tlbf_add(acc, r.user_id, r.at);
+    END LOOP;
+    INSERT INTO one_by_one VALUES (acc);
+END $$;
+SELECT (SELECT tlbf_agg(user_id, at, '1 hour' ORDER BY at) FROM visits WHERE site = 'site-1')::text
+       = (SELECT f FROM one_by_one)::text AS same_bytes;
+
+-- In any order no key is lost; older keys may live longer (see README).
+SELECT setseed(0.42);
+CREATE TABLE shuffled AS SELECT * FROM visits ORDER BY random();
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, v.user_id, '2024-01-01 02:00+00')) AS missed
+FROM (SELECT tlbf_agg(user_id, at, '1 hour') AS f FROM shuffled) s, visits v
+WHERE v.at > '2024-01-01 01:00+00';
+
+-- As a window function: each row's filter holds that row's key.
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, user_id, at)) AS missed, count(*) AS windows
+FROM (SELECT user_id, at,
+             tlbf_agg(user_id, at, '10 minutes') OVER (ORDER BY at ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) AS f
+      FROM visits WHERE id <= 2000) w;
+
+-- NULLs: rows with a NULL item or time are skipped; no rows give NULL.
+SELECT tlbf_info(tlbf_agg(u, t, '1 hour'))->'inserted' AS inserted
+FROM (VALUES (1, '2024-01-01 00:00+00'::timestamptz), (NULL, '2024-01-01 00:00+00'),
+             (2, NULL), (3, '2024-01-01 00:01+00')) AS v(u, t);
+SELECT tlbf_agg(user_id, at, '1 hour') IS NULL AS no_rows FROM visits WHERE false;
+SELECT tlbf_agg(NULL::int, at, '1 hour') IS NULL AS only_nulls FROM visits WHERE id < 5;
+SELECT outcome($$SELECT tlbf_agg(user_id, at, NULL) FROM visits$$);
+SELECT outcome($$SELECT tlbf_agg(user_id, at, '1 hour', 0.9) FROM visits$$);
+SELECT outcome($$SELECT tlbf_agg(user_id, 'infinity', '1 hour') FROM visits$$);
+
+-- The error rate argument.
+SELECT (tlbf_info(tlbf_agg(user_id, at, '1 hour', 0.001))->>'k')::int AS k FROM visits WHERE id < 100;
+
+-- Union: every key of either filter, at any time.
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(a.f || b.f, v.user_id, '2024-01-01 02:00+00')) AS missed,
+       count(*) FILTER (WHERE NOT tlbf_contains(tlbf_union(b.f, a.f), v.user_id, '2024-01-01 02:00+00')) AS missed_other_order
+FROM per_site a, per_site b, visits v
+WHERE a.site = 'site-0' AND b.site = 'site-2' AND v.site IN ('site-0', 'site-2')
+  AND v.at > '2024-01-01 01:00+00';
+SELECT (tlbf_info(f || f)->>'slice_count')::int = 2 * (tlbf_info(f)->>'slice_count')::int AS self_union
+FROM per_site WHERE site = 'site-0';
+SELECT tlbf_union(f, NULL) IS NULL AS null_union FROM per_site WHERE site = 'site-0';
+SELECT tlbf_create('1 hour') || tlbf_create('2 hours');
+SELECT outcome($$SELECT tlbf_union(tlbf_create('1 hour'), tlbf_create('1 day'))$$);
+SELECT tlbf_info(tlbf_create('1 hour', 0.01) || tlbf_create('1 hour', 0.001))->'k' AS union_k;
+
+-- Union of per-day filters, and across groups with tlbf_union_agg.
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(u.f, v.user_id, '2024-01-01 02:00+00')) AS missed
+FROM (SELECT tlbf_union_agg(f) AS f FROM per_site) u, visits v
+WHERE v.at > '2024-01-01 01:00+00';
+SELECT tlbf_union_agg(f) IS NULL AS empty FROM per_site WHERE false;
+SELECT (tlbf_info(tlbf_union_agg(f))->>'slice_count')::int =
+       (SELECT sum((tlbf_info(f)->>'slice_count')::int) FROM per_site) AS keeps_all_slices
+FROM (SELECT f FROM per_site UNION ALL SELECT NULL) s;
+
+-- Parallel plans: partial aggregates under Gather, the same answers.
+CREATE TABLE serial_answers AS
+SELECT tlbf_agg(user_id, at, '1 hour', 1e-9) AS f FROM visits WHERE at > '2024-01-01 01:00+00';
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = on;
+EXPLAIN (COSTS OFF)
+SELECT tlbf_agg(user_id, at, '1 hour', 1e-9) FROM visits WHERE at > '2024-01-01 01:00+00';
+CREATE TABLE parallel_answers AS
+SELECT tlbf_agg(user_id, at, '1 hour', 1e-9) AS f FROM visits WHERE at > '2024-01-01 01:00+00';
+SELECT count(*) AS keys,
+       count(*) FILTER (WHERE tlbf_contains(s.f, g, '2024-01-01 02:00+00')
+                          <> tlbf_contains(p.f, g, '2024-01-01 02:00+00')) AS different_answers,
+       count(*) FILTER (WHERE g < 5000 AND NOT tlbf_contains(p.f, g, '2024-01-01 02:00+00')) AS missed
+FROM serial_answers s, parallel_answers p, generate_series(0, 6999) g;
+-- Workers that see no rows: every NULL combination of partial states.
+-- (The planner expects 360 rows here; one or none match.)
+EXPLAIN (COSTS OFF) SELECT tlbf_agg(user_id, at, '1 hour') FROM visits WHERE id % 72000 = 5;
+SELECT tlbf_contains(tlbf_agg(user_id, at, '1 hour'), (5 * 7919) % 5000, '2024-01-01 00:00+00') AS one_row
+FROM visits WHERE id % 72000 = 5;
+SELECT tlbf_agg(user_id, at, '1 hour') IS NULL AS no_row FROM visits WHERE id % 72000 = -1;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(u.f, v.user_id, '2024-01-01 02:00+00')) AS union_agg_missed
+FROM (SELECT tlbf_union_agg(f) AS f FROM (SELECT tlbf_agg(user_id, at, '1 hour') AS f FROM visits
+                                          WHERE at > '2024-01-01 01:00+00' GROUP BY site) g) u,
+     visits v
+WHERE v.at > '2024-01-01 01:00+00';
+RESET ALL;

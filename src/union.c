@@ -1,0 +1,82 @@
+/*-------------------------------------------------------------------------
+ *
+ * union.c
+ *	  Merging filters: tlbf_union(a, b) and a || b, and the merge the
+ *	  aggregates use to combine partial states.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(tlbf_union);
+
+static char *
+span_text(int64 span)
+{
+	Interval	interval = {.time = span, .day = 0, .month = 0};
+
+	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&interval)));
+}
+
+/*
+ * The union of filters as a new value in the current memory context,
+ * within tlbf.max_filter_bytes (the oldest slices go first, counted and
+ * warned about, as when a filter grows).
+ */
+Tlbf *
+tlbf_merge_values(const Tlbf *const *inputs, int n)
+{
+	Size		size;
+	Tlbf	   *out;
+	uint64		truncated = 0;
+
+	for (int i = 1; i < n; i++)
+	{
+		const char *differs = tlbf_merge_mismatch(inputs[0], inputs[i]);
+
+		if (differs == NULL)
+			continue;
+		if (inputs[0]->span != inputs[i]->span)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters with different span"),
+					 errdetail("One remembers keys for %s, the other for %s.",
+							   span_text(inputs[0]->span), span_text(inputs[i]->span))));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot merge tlbf filters with different %s", differs),
+				 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+	}
+
+	size = tlbf_merge_bytes(inputs, n);
+	if (size > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the union of these tlbf filters would take %zu bytes", size),
+				 errhint("Retire expired slices first (tlbf_retire), or merge fewer filters.")));
+	out = palloc(size);
+	tlbf_merge(out, inputs, n);
+	for (int i = 0; i < n; i++)
+		truncated += inputs[i]->truncated;
+	tlbf_truncate_to(out, (size_t) tlbf_max_filter_bytes, out->newest);
+	tlbf_check_status(TLBF_OK, truncated, out);
+	tlbf_set_length(out);
+	return out;
+}
+
+/*
+ * tlbf_union(a, b), a || b: every key either filter holds, at any time.
+ * Filters must share their span and hash scheme.
+ */
+Datum
+tlbf_union(PG_FUNCTION_ARGS)
+{
+	const Tlbf *inputs[2];
+
+	inputs[0] = tlbf_arg_readonly(fcinfo, 0);
+	inputs[1] = tlbf_arg_readonly(fcinfo, 1);
+	PG_RETURN_POINTER(tlbf_merge_values(inputs, 2));
+}
