@@ -15,7 +15,8 @@ OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
 REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates
-EXTRA_CLEAN = build results regression.diffs regression.out
+EXTRA_CLEAN = build results regression.diffs regression.out tmp_check
+PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
@@ -23,7 +24,7 @@ ifneq ($(PGXS),)
 include $(PGXS)
 endif
 
-.PHONY: test demo bench bench-tools unit unit-run
+.PHONY: test demo bench bench-tools unit unit-run tap
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
@@ -38,6 +39,10 @@ unit: $(UNIT_TESTS)
 
 unit-run: unit
 	@for t in $(UNIT_TESTS); do echo "== $$t"; ./$$t || exit 1; done
+
+# --- TAP tests (PostgreSQL::Test::Cluster; each starts its own clusters) ----
+tap:
+	$(prove_installcheck)
 
 # --- benchmark programs -----------------------------------------------------
 BENCH_TOOLS = build/bench/core_bench build/bench/make_filter

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/deps.sh
+scripts/deps.sh postgresql-15-hll
 scripts/build.sh
 make -s bench-tools
 
@@ -18,3 +18,7 @@ hex=$(mktemp /tmp/tlbf-bench.XXXXXX)
 trap 'rm -f "$hex"' EXIT
 build/bench/make_filter 1000000 >"$hex"
 TLBF_FILTER_HEX="$hex" scripts/cluster.sh psql -X -q -f test/bench/sql_contains.sql
+
+echo
+echo "== SQL: aggregates"
+scripts/cluster.sh psql -X -q -f test/bench/sql_aggregates.sql

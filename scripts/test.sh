@@ -16,4 +16,7 @@ if ! scripts/cluster.sh make -s installcheck; then
     [ -f regression.diffs ] && cat regression.diffs
     exit 1
 fi
+
+echo "== TAP tests (multi-node)"
+scripts/as_test_user.sh make -s tap
 echo "== all tests passed"

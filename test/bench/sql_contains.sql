@@ -17,28 +17,7 @@ SELECT pg_column_size(f) AS stored_bytes,
        pg_relation_size((SELECT reltoastrelid FROM pg_class WHERE relname = 'bench_filters')) > 0 AS stored_out_of_line
 FROM bench_filters;
 
--- Median of five runs of each query, alternating, in milliseconds.
-CREATE OR REPLACE FUNCTION pg_temp.median_ms(queries text[], runs int)
-RETURNS TABLE (query int, median_ms numeric)
-LANGUAGE plpgsql AS $$
-DECLARE
-    times float8[][] := array_fill(0::float8, ARRAY[array_length(queries, 1), runs]);
-    t0 timestamptz;
-BEGIN
-    FOR r IN 1..runs LOOP
-        FOR q IN 1..array_length(queries, 1) LOOP
-            t0 := clock_timestamp();
-            EXECUTE queries[q];
-            times[q][r] := extract(epoch FROM clock_timestamp() - t0) * 1000;
-        END LOOP;
-    END LOOP;
-    FOR q IN 1..array_length(queries, 1) LOOP
-        query := q;
-        median_ms := round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY t)
-                            FROM unnest(times[q:q][1:runs]) t)::numeric, 1);
-        RETURN NEXT;
-    END LOOP;
-END $$;
+\ir median_ms.sql
 
 SET max_parallel_workers_per_gather = 0;
 WITH m AS (
