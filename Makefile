@@ -3,6 +3,8 @@
 #   make demo    build, install and show the filter on a real access log
 #   make test    build, install and run every test (installs what is missing)
 #   make bench   timing figures (ratios measured side by side)
+#   make eval    the papers' experiments and the comparison with other
+#                structures: CSV and PNG under test/eval/out
 #
 # The extension itself builds with PGXS; the core (src/core) also builds
 # alone, for the unit tests, fuzzers and benchmarks.
@@ -24,7 +26,7 @@ ifneq ($(PGXS),)
 include $(PGXS)
 endif
 
-.PHONY: test demo bench bench-tools unit unit-run tap
+.PHONY: test demo bench bench-tools unit unit-run tap eval
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
@@ -62,3 +64,6 @@ demo:
 
 bench:
 	scripts/bench.sh
+
+eval:
+	scripts/eval.sh
