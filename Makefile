@@ -16,7 +16,7 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
-REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates
+REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates maintenance
 EXTRA_CLEAN = build results regression.diffs regression.out tmp_check
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 

@@ -17,6 +17,6 @@ if ! scripts/cluster.sh make -s installcheck; then
     exit 1
 fi
 
-echo "== TAP tests (multi-node)"
+echo "== TAP tests (multi-node, background worker)"
 scripts/as_test_user.sh make -s tap
 echo "== all tests passed"

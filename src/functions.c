@@ -10,6 +10,7 @@
  */
 #include "tlbf_pg.h"
 
+#include "access/detoast.h"
 #include "access/xact.h"
 
 PG_FUNCTION_INFO_V1(tlbf_create);
@@ -18,6 +19,7 @@ PG_FUNCTION_INFO_V1(tlbf_contains);
 PG_FUNCTION_INFO_V1(tlbf_contains_within);
 PG_FUNCTION_INFO_V1(tlbf_contains_now);
 PG_FUNCTION_INFO_V1(tlbf_retire);
+PG_FUNCTION_INFO_V1(tlbf_retirable);
 
 /* An optional int argument: NULL is 0 ("choose"), and 0 itself is invalid. */
 static int
@@ -171,4 +173,47 @@ tlbf_retire(PG_FUNCTION_ARGS)
 	tlbf_drop_expired(copy, at);
 	tlbf_set_length(copy);
 	PG_RETURN_POINTER(copy);
+}
+
+/*
+ * The value's header and slice directory, validated, without its bits: a
+ * TOASTed filter is fetched (and decompressed) only as far as needed.
+ */
+static Tlbf *
+directory_of(Datum value)
+{
+	Size		size = toast_raw_datum_size(value);
+	Size		wanted = Min(size, sizeof(Tlbf));
+	struct varlena *prefix = PG_DETOAST_DATUM_SLICE(value, 0, wanted - VARHDRSZ);
+	TlbfProblem problem;
+
+	/* with the header at hand, fetch the directory it announces */
+	if (VARSIZE(prefix) == sizeof(Tlbf))
+	{
+		uint32		nslices = Min(((Tlbf *) prefix)->nslices, TLBF_MAX_SLICES);
+
+		wanted = Min(size, tlbf_layout_bytes(nslices, 0));
+		if (wanted > VARSIZE(prefix))
+			prefix = PG_DETOAST_DATUM_SLICE(value, 0, wanted - VARHDRSZ);
+	}
+	if (!tlbf_validate_directory(prefix, VARSIZE(prefix), size, &problem))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid tlbf value in argument"),
+				 errdetail("%s.", problem.message)));
+	return (Tlbf *) prefix;
+}
+
+/*
+ * tlbf_retirable(f, at): would tlbf_retire(f, at) drop anything?  Reads
+ * only the slice directory, so that the maintenance worker can skip the
+ * rows with nothing to retire cheaply.
+ */
+Datum
+tlbf_retirable(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = directory_of(PG_GETARG_DATUM(0));
+	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
+
+	PG_RETURN_BOOL(tlbf_retirable_slices(f, at) > 0);
 }

@@ -7,6 +7,7 @@
  */
 #include "tlbf_pg.h"
 
+#include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -14,6 +15,12 @@ PG_MODULE_MAGIC;
 
 /* Largest filter value, in bytes, that insertions and unions may produce. */
 int			tlbf_max_filter_bytes = 64 * 1024 * 1024;
+
+/* Seconds between two maintenance passes. */
+int			tlbf_naptime = 60;
+
+/* Whether the background worker runs passes at all. */
+bool		tlbf_worker_enabled = true;
 
 void		_PG_init(void);
 
@@ -31,5 +38,26 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.naptime",
+							"Time between two passes of the tlbf maintenance worker.",
+							NULL,
+							&tlbf_naptime,
+							60,
+							1,
+							86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("tlbf.worker_enabled",
+							 "Whether the tlbf maintenance worker retires expired slices.",
+							 NULL,
+							 &tlbf_worker_enabled,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tlbf");
+
+	if (process_shared_preload_libraries_in_progress)
+		tlbf_register_launcher();
 }

@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "nodes/pg_list.h"
 #include "utils/timestamp.h"
 
 #include "core/tlbf.h"
@@ -27,6 +28,14 @@ typedef struct ItemHasher ItemHasher;
 
 /* guc.c */
 extern int	tlbf_max_filter_bytes;
+extern int	tlbf_naptime;
+extern bool tlbf_worker_enabled;
+
+/* worker.c */
+extern void tlbf_register_launcher(void);
+
+/* maintenance.c */
+extern List *tlbf_maintenance_pass(bool own_transactions, MemoryContext context);
 
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted

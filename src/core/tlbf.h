@@ -108,6 +108,8 @@ extern void tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n);
 
 /* validate.c */
 extern bool tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem);
+extern bool tlbf_validate_directory(const void *prefix, size_t prefix_len,
+									size_t len, TlbfProblem *problem);
 
 /* stats.c */
 typedef struct TlbfStats

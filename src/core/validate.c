@@ -94,18 +94,26 @@ validate_slice(const Tlbf *f, uint32_t i, const TlbfSlice *s, uint64_t offset,
 	return true;
 }
 
+/*
+ * Check the header and the slice directory of a value of 'len' bytes, of
+ * which the first 'prefix_len' are at hand (at least the header and the
+ * directory, or the check fails).  Enough to read the slices' sizes and
+ * times without fetching the bits of a large TOASTed value.
+ */
 bool
-tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem)
+tlbf_validate_directory(const void *prefix, size_t prefix_len, size_t len,
+						TlbfProblem *problem)
 {
-	const Tlbf *f = buffer;
+	const Tlbf *f = prefix;
 	const TlbfSlice *s;
 	uint64_t	words = 0;
 
-	if (len < sizeof(Tlbf))
+	if (len < sizeof(Tlbf) || prefix_len < sizeof(Tlbf))
 		return fail(problem, "Value is too short for a tlbf header");
 	if (!validate_header(f, problem))
 		return false;
-	if ((len - sizeof(Tlbf)) / sizeof(TlbfSlice) < f->nslices)
+	if ((len - sizeof(Tlbf)) / sizeof(TlbfSlice) < f->nslices ||
+		(prefix_len - sizeof(Tlbf)) / sizeof(TlbfSlice) < f->nslices)
 		return fail(problem, "Value is too short for its slice directory");
 
 	s = tlbf_slices(f);
@@ -118,4 +126,11 @@ tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem)
 	if (len != tlbf_layout_bytes(f->nslices, words))
 		return fail(problem, "Value length does not match its slices");
 	return true;
+}
+
+/* Check a whole value: every field, every length. */
+bool
+tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem)
+{
+	return tlbf_validate_directory(buffer, len, len, problem);
 }

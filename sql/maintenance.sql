@@ -1,0 +1,77 @@
+-- Registering tlbf columns for retirement, and a maintenance pass by hand
+-- (the server here does not preload the library, so no worker runs).
+SET TimeZone = 'UTC';
+
+CREATE TABLE user_filters (id int PRIMARY KEY, f tlbf, note text);
+-- 40 filters: even ids were last written an hour ago, odd ids just now
+INSERT INTO user_filters
+SELECT id, f, 'user ' || id
+FROM generate_series(1, 40) id,
+LATERAL (SELECT tlbf_agg(k, now() - CASE WHEN id % 2 = 0 THEN interval '1 hour' ELSE interval '0' END
+                              + k * interval '1 ms', '10 minutes') AS f
+         FROM generate_series(1, 300) k) s;
+
+SELECT tlbf_maintain('user_filters', 'f');
+SELECT tlbf_maintain('user_filters', 'f');   -- twice is fine
+SELECT tbl, col FROM tlbf_maintained;
+
+SELECT count(*) FILTER (WHERE tlbf_retirable(f)) AS retirable, count(*) AS rows FROM user_filters;
+CREATE TEMP TABLE versions AS SELECT id, xmin::text AS version FROM user_filters;
+
+SELECT tbl, col, rows_rewritten, bytes_freed > 0 AS freed_space FROM tlbf_maintenance_run();
+
+-- the idle filters are empty now, the active ones untouched (same row version)
+SELECT id % 2 = 0 AS idle, count(*) AS rows,
+       max((tlbf_info(f)->>'live_slices')::int) AS max_live_slices,
+       max((tlbf_info(f)->>'bytes')::int) AS max_bytes,
+       count(*) FILTER (WHERE u.xmin::text <> v.version) AS rewritten
+FROM user_filters u JOIN versions v USING (id)
+GROUP BY 1 ORDER BY 1;
+-- the active ones still answer every key
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, k)) AS missed
+FROM user_filters, generate_series(1, 300) k WHERE id % 2 = 1;
+-- nothing left to do
+SELECT rows_rewritten, bytes_freed FROM tlbf_maintenance_run();
+
+-- Only the owner registers; the column must exist and be a tlbf.
+CREATE ROLE regress_tlbf_other;
+GRANT SELECT, UPDATE ON user_filters TO regress_tlbf_other;
+CREATE TABLE not_filters (id int, f text);
+SET ROLE regress_tlbf_other;
+SELECT outcome($$SELECT tlbf_maintain('user_filters', 'f')$$);
+SELECT outcome($$SELECT tlbf_unmaintain('user_filters', 'f')$$);
+SELECT outcome($$DELETE FROM tlbf_maintained$$);
+SELECT outcome($$INSERT INTO tlbf_maintained VALUES ('user_filters', 'note')$$);
+SELECT count(*) AS still_registered FROM tlbf_maintained;
+RESET ROLE;
+SELECT outcome($$SELECT tlbf_maintain('user_filters', 'nope')$$);
+SELECT outcome($$SELECT tlbf_maintain('user_filters', 'note')$$);
+SELECT outcome($$SELECT tlbf_maintain('not_filters', 'f')$$);
+SELECT outcome($$SELECT tlbf_maintain('tlbf_maintained_missing', 'f')$$);
+SELECT outcome($$SELECT tlbf_maintain('pg_class', 'relname')$$);
+
+-- Dropped columns and tables: their registrations are forgotten by the
+-- next pass, and the other tables are still done.
+CREATE TABLE gone_soon (id int, f tlbf, g tlbf);
+INSERT INTO gone_soon VALUES (1, tlbf_add(tlbf_create('1 minute'), 1, now() - interval '1 hour'),
+                              tlbf_add(tlbf_create('1 minute'), 1, now() - interval '1 hour'));
+SELECT tlbf_maintain('gone_soon', 'f'), tlbf_maintain('gone_soon', 'g');
+ALTER TABLE gone_soon DROP COLUMN g;
+SELECT tbl, col, rows_rewritten FROM tlbf_maintenance_run() ORDER BY 1, 2;
+SELECT tbl::text, col FROM tlbf_maintained ORDER BY 1, 2;
+CREATE TABLE dropped_soon (f tlbf);
+SELECT tlbf_maintain('dropped_soon', 'f');
+DROP TABLE dropped_soon;
+SELECT count(*) AS rows_back FROM tlbf_maintenance_run();
+SELECT tbl::text, col FROM tlbf_maintained ORDER BY 1, 2;
+
+-- A user sees only the tables it may update.
+SET ROLE regress_tlbf_other;
+SELECT tbl, col FROM tlbf_maintenance_run();
+RESET ROLE;
+
+SELECT tlbf_unmaintain('user_filters', 'f');
+SELECT tlbf_unmaintain('gone_soon', 'f');
+SELECT count(*) AS registrations FROM tlbf_maintained;
+REVOKE ALL ON user_filters FROM regress_tlbf_other;
+DROP ROLE regress_tlbf_other;
