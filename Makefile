@@ -16,9 +16,11 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
-REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates maintenance
-EXTRA_CLEAN = build results regression.diffs regression.out tmp_check
+REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates maintenance shared_unloaded
+EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
+ISOLATION = shared_test_and_add shared_retire
+ISOLATION_OPTS = --inputdir=test/isolation
 
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)

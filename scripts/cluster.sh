@@ -4,7 +4,8 @@
 # The cluster lives in a temporary directory, listens on a free port (and a
 # socket in that directory), and is stopped and removed when the command
 # ends, also on failure.  The command gets PGHOST, PGPORT, PGUSER and
-# PGDATABASE.  As root, the server runs as the postgres user.
+# PGDATABASE.  As root, the server runs as the postgres user.  Lines in
+# $TLBF_CLUSTER_CONF are added to postgresql.conf.
 set -euo pipefail
 
 bindir=$(/usr/lib/postgresql/15/bin/pg_config --bindir)
@@ -52,6 +53,7 @@ fsync = off
 max_worker_processes = 16
 max_parallel_workers_per_gather = 2
 shared_preload_libraries = '$preload'
+${TLBF_CLUSTER_CONF:-}
 CONF
 "${as_server_user[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w start >/dev/null \
     || { cat "$dir/log"; exit 1; }

@@ -12,11 +12,18 @@ echo "== C unit tests of the core"
 make -s unit-run
 
 echo "== SQL regression tests (pg_regress)"
-if ! scripts/cluster.sh make -s installcheck; then
+if ! scripts/cluster.sh make -s installcheck ISOLATION=; then
     [ -f regression.diffs ] && cat regression.diffs
     exit 1
 fi
 
-echo "== TAP tests (multi-node, background worker)"
+echo "== isolation tests (shared filters; library preloaded, worker off)"
+if ! TLBF_CLUSTER_CONF="tlbf.worker_enabled = off" \
+        scripts/cluster.sh --preload make -s installcheck REGRESS=; then
+    [ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
+    exit 1
+fi
+
+echo "== TAP tests (multi-node, background worker, shared filters)"
 scripts/as_test_user.sh make -s tap
 echo "== all tests passed"

@@ -5,7 +5,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "tlbf_pg.h"
+#include "shared_filters.h"
 
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -21,6 +21,9 @@ int			tlbf_naptime = 60;
 
 /* Whether the background worker runs passes at all. */
 bool		tlbf_worker_enabled = true;
+
+/* Seconds between two saves of the shared filters that changed. */
+int			tlbf_snapshot_interval = 30;
 
 void		_PG_init(void);
 
@@ -56,8 +59,41 @@ _PG_init(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.snapshot_interval",
+							"Time between two saves of the shared tlbf filters that changed.",
+							"After a crash, the insertions since the last save are lost.",
+							&tlbf_snapshot_interval,
+							30,
+							1,
+							86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tlbf");
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 
-	if (process_shared_preload_libraries_in_progress)
-		tlbf_register_launcher();
+	/* what is left exists only when the library is preloaded */
+	DefineCustomIntVariable("tlbf.shared_memory",
+							"Shared memory for the named tlbf filters.",
+							NULL,
+							&tlbf_shared_memory,
+							64 * 1024 * 1024,
+							64 * 1024,
+							(int) MaxAllocSize,
+							PGC_POSTMASTER,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.max_shared_filters",
+							"Largest number of named tlbf filters in shared memory.",
+							NULL,
+							&tlbf_max_shared_filters,
+							64,
+							1,
+							10000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+	tlbf_shared_memory_init();
+	tlbf_register_launcher();
 }

@@ -57,11 +57,10 @@ append_slices(StringInfo out, const Tlbf *f, TlbfTime at)
 	appendStringInfoChar(out, ']');
 }
 
+/* The jsonb tlbf_info() returns for a filter (with its length word set). */
 Datum
-tlbf_info(PG_FUNCTION_ARGS)
+tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
-	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
 	TlbfStats	stats;
 	StringInfoData out;
 
@@ -93,6 +92,14 @@ tlbf_info(PG_FUNCTION_ARGS)
 	appendStringInfo(&out, ", \"truncated\": " UINT64_FORMAT ", ", f->truncated);
 	append_slices(&out, f, at);
 	appendStringInfoChar(&out, '}');
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data));
+}
 
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data)));
+Datum
+tlbf_info(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
+
+	PG_RETURN_DATUM(tlbf_info_jsonb(f, at));
 }

@@ -19,7 +19,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "tlbf_pg.h"
+#include "shared_filters.h"
 
 #include "access/table.h"
 #include "access/xact.h"
@@ -29,6 +29,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/interrupt.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -252,6 +253,8 @@ maintain_column(const Pass *pass, Registration *r)
 		do
 		{
 			CHECK_FOR_INTERRUPTS();
+			if (ShutdownRequestPending)
+				return;			/* the worker is asked to stop: go on next time */
 			begin_step(pass);
 			if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(r->relid)))
 			{
@@ -298,9 +301,9 @@ maintain_column_safely(const Pass *pass, Registration *r)
 	PG_END_TRY();
 }
 
-/* The schema tlbf is installed in, or InvalidOid. */
-static Oid
-extension_schema(void)
+/* The schema tlbf is installed in, or InvalidOid (SPI must be connected). */
+Oid
+tlbf_extension_schema(void)
 {
 	bool		isnull;
 
@@ -327,7 +330,7 @@ tlbf_maintenance_pass(bool own_transactions, MemoryContext context)
 
 	pass.own_transactions = own_transactions;
 	begin_step(&pass);
-	pass.schema = extension_schema();
+	pass.schema = tlbf_extension_schema();
 	installed = OidIsValid(pass.schema) &&
 		OidIsValid(get_relname_relid("tlbf_maintained", pass.schema));
 	if (installed)
@@ -345,6 +348,15 @@ tlbf_maintenance_pass(bool own_transactions, MemoryContext context)
 	registrations = read_registrations(&pass, context);
 	foreach(cell, registrations)
 		maintain_column_safely(&pass, (Registration *) lfirst(cell));
+
+	/* and the shared filters of this database, when the server has them */
+	if (tlbf_shared_available())
+	{
+		begin_step(&pass);
+		tlbf_shared_restore(pass.schema);
+		tlbf_shared_retire();
+		end_step(&pass);
+	}
 	return registrations;
 }
 

@@ -30,12 +30,14 @@ typedef struct ItemHasher ItemHasher;
 extern int	tlbf_max_filter_bytes;
 extern int	tlbf_naptime;
 extern bool tlbf_worker_enabled;
+extern int	tlbf_snapshot_interval;
 
 /* worker.c */
 extern void tlbf_register_launcher(void);
 
 /* maintenance.c */
 extern List *tlbf_maintenance_pass(bool own_transactions, MemoryContext context);
+extern Oid	tlbf_extension_schema(void);
 
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted
@@ -64,6 +66,9 @@ extern void tlbf_set_length(Tlbf *f);
 
 /* functions.c */
 extern void tlbf_check_create_params(TlbfParams *params);
+
+/* info.c */
+extern Datum tlbf_info_jsonb(const Tlbf *f, TlbfTime at);
 
 /* union.c */
 extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);

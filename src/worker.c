@@ -1,25 +1,32 @@
 /*-------------------------------------------------------------------------
  *
  * worker.c
- *	  The background workers that retire stale slices.
+ *	  The background workers: retiring stale slices of registered columns
+ *	  and of shared filters, and saving shared filters.
  *
  * With shared_preload_libraries = 'tlbf', a launcher starts with the
  * server.  It is connected to no database; every tlbf.naptime it lists the
- * databases and, one after the other, starts a short-lived worker in each
- * that runs one maintenance pass (maintenance.c) and exits at once if tlbf
- * is not installed there.  Because no process stays connected to a
- * database between passes, DROP DATABASE is not blocked by us (a pass in
- * progress holds it up for as long as the pass lasts, and DROP DATABASE
- * waits five seconds for that).
+ * databases and starts, in each that has no worker running, a worker that
+ * runs one maintenance pass (maintenance.c).  In a database without the
+ * extension that worker exits at once; in one without shared filters it
+ * exits after its pass, so that nothing stays connected to the database
+ * and DROP DATABASE is not blocked (a pass in progress holds it up for as
+ * long as the pass lasts; DROP DATABASE waits five seconds for that).
  *
- * Both handle SIGHUP (reload the configuration) and SIGTERM (exit), wait on
- * their latch and leave when the postmaster dies.  The launcher exits with
- * status 1 so that the postmaster starts it again: after a crash, or after
- * pg_terminate_backend().
+ * In a database with shared filters the worker stays: it runs a pass every
+ * tlbf.naptime, saves the filters that changed every tlbf.snapshot_interval,
+ * and saves them once more when it is told to stop (a clean shutdown).
+ * Such a database can be dropped after its shared filters are, or with
+ * DROP DATABASE ... WITH (FORCE).
+ *
+ * Both handle SIGHUP (reload the configuration) and SIGTERM (finish and
+ * exit), wait on their latch and leave when the postmaster dies.  The
+ * launcher exits with status 1 so that the postmaster starts it again:
+ * after a crash, or after pg_terminate_backend().
  *
  *-------------------------------------------------------------------------
  */
-#include "tlbf_pg.h"
+#include "shared_filters.h"
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -27,6 +34,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -36,6 +44,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #define LAUNCHER_NAME	"tlbf launcher"
 #define WORKER_NAME		"tlbf maintenance"
@@ -102,14 +111,43 @@ process_reload(void)
 	}
 }
 
-/* Run one pass in one database and wait for it to end. */
+/* The workers the launcher started, by database (in TopMemoryContext). */
+typedef struct DatabaseWorker
+{
+	Oid			database;
+	BackgroundWorkerHandle *handle;
+} DatabaseWorker;
+
+static List *database_workers = NIL;
+
+static bool
+worker_running(Oid database)
+{
+	ListCell   *cell;
+
+	foreach(cell, database_workers)
+	{
+		DatabaseWorker *w = lfirst(cell);
+		pid_t		pid;
+
+		if (w->database == database)
+			return GetBackgroundWorkerPid(w->handle, &pid) != BGWH_STOPPED;
+	}
+	return false;
+}
+
+/* Start a worker for one database, unless one runs there already. */
 static void
-run_pass_in(Oid database)
+start_worker_in(Oid database)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
-	pid_t		pid;
+	DatabaseWorker *w = NULL;
+	ListCell   *cell;
+	MemoryContext old;
 
+	if (worker_running(database))
+		return;
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
@@ -121,26 +159,28 @@ run_pass_in(Oid database)
 	worker.bgw_main_arg = ObjectIdGetDatum(database);
 	worker.bgw_notify_pid = MyProcPid;
 
+	old = MemoryContextSwitchTo(TopMemoryContext);
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 	{
+		MemoryContextSwitchTo(old);
 		ereport(DEBUG1,
 				(errmsg("tlbf: no background worker slot free for maintenance"),
 				 errhint("Raise max_worker_processes.")));
 		return;
 	}
-	/* the postmaster sets our latch whenever the worker starts or stops */
-	while (GetBackgroundWorkerPid(handle, &pid) != BGWH_STOPPED)
+	foreach(cell, database_workers)
+		if (((DatabaseWorker *) lfirst(cell))->database == database)
+			w = lfirst(cell);
+	if (w == NULL)
 	{
-		if (ShutdownRequestPending)
-		{
-			TerminateBackgroundWorker(handle);
-			return;
-		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		process_reload();
+		w = palloc(sizeof(DatabaseWorker));
+		w->database = database;
+		database_workers = lappend(database_workers, w);
 	}
+	else
+		pfree(w->handle);
+	w->handle = handle;
+	MemoryContextSwitchTo(old);
 }
 
 void
@@ -151,24 +191,20 @@ tlbf_launcher_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname(LAUNCHER_NAME);
-	ereport(DEBUG1, (errmsg("tlbf launcher started")));
 
 	while (!ShutdownRequestPending)
 	{
-		process_reload();
-		if (tlbf_worker_enabled)
-		{
-			List	   *databases = database_list();
-			ListCell   *cell;
+		List	   *databases;
+		ListCell   *cell;
 
+		process_reload();
+		databases = database_list();
+		/* the shared filters of dropped databases are freed */
+		tlbf_shared_forget_databases(databases);
+		if (tlbf_worker_enabled)
 			foreach(cell, databases)
-			{
-				if (ShutdownRequestPending || !tlbf_worker_enabled)
-					break;
-				run_pass_in(lfirst_oid(cell));
-			}
-			list_free(databases);
-		}
+				start_worker_in(lfirst_oid(cell));
+		list_free(databases);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 tlbf_naptime * 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -177,23 +213,104 @@ tlbf_launcher_main(Datum arg)
 	proc_exit(1);
 }
 
+/*
+ * Save the shared filters of this database that changed.  A failure is
+ * reported and the changes stay marked for the next try.
+ */
+static void
+save_shared_filters(void)
+{
+	MemoryContext context = CurrentMemoryContext;
+	List	   *saved = NIL;
+	ListCell   *cell;
+
+	PG_TRY();
+	{
+		Oid			schema;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		schema = tlbf_extension_schema();
+		if (OidIsValid(schema))
+			tlbf_shared_save(schema, &saved);
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(context);
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		AbortCurrentTransaction();
+		FlushErrorState();
+		RESUME_INTERRUPTS();
+		return;
+	}
+	PG_END_TRY();
+	/* committed: the saved versions are safe */
+	foreach(cell, saved)
+	{
+		List	   *pair = lfirst(cell);
+
+		tlbf_shared_saved(linitial(pair), *(uint64 *) lsecond(pair));
+	}
+}
+
+static bool
+database_has_shared_filters(void)
+{
+	return tlbf_shared_available() && tlbf_shared_names(false) != NIL;
+}
+
 void
 tlbf_maintenance_main(Datum arg)
 {
 	MemoryContext pass_context;
-	List	   *registrations;
+	TimestampTz next_pass = 0;
+	TimestampTz next_save;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	pgstat_report_appname(WORKER_NAME);
-
 	pass_context = AllocSetContextCreate(TopMemoryContext, "tlbf maintenance pass",
 										 ALLOCSET_DEFAULT_SIZES);
-	registrations = tlbf_maintenance_pass(true, pass_context);
-	ereport(DEBUG1,
-			(errmsg("tlbf maintenance pass done: %d registered columns",
-					list_length(registrations))));
+	next_save = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+											tlbf_snapshot_interval * 1000L);
+	for (;;)
+	{
+		TimestampTz now;
+		long		sleep_ms;
+
+		process_reload();
+		if (ShutdownRequestPending)
+			break;
+		now = GetCurrentTimestamp();
+		if (now >= next_pass)
+		{
+			MemoryContextReset(pass_context);
+			(void) tlbf_maintenance_pass(true, pass_context);
+			if (!database_has_shared_filters())
+				break;
+			next_pass = TimestampTzPlusMilliseconds(now, tlbf_naptime * 1000L);
+		}
+		if (now >= next_save)
+		{
+			save_shared_filters();
+			next_save = TimestampTzPlusMilliseconds(now, tlbf_snapshot_interval * 1000L);
+		}
+		sleep_ms = TimestampDifferenceMilliseconds(now, Min(next_pass, next_save));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Max(sleep_ms, 1), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	/* a clean stop: what changed since the last save is saved now */
+	if (database_has_shared_filters())
+		save_shared_filters();
 	proc_exit(0);
 }

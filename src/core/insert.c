@@ -135,7 +135,9 @@ free_hash_index(const Tlbf *f)
 /*
  * End the generation: add a new slice 0 sized for the observed rate, drop
  * expired slices from the old end, and drop live ones too (counting them in
- * 'truncated') only if the size cap leaves no other way.
+ * 'truncated') only if the size cap leaves no other way.  Near the cap, the
+ * new slice first gives up growing (it may be as small as the current
+ * newest slice): a rate guessed from a burst must not push live keys out.
  */
 static TlbfStatus
 shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
@@ -156,6 +158,10 @@ shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
 		   tlbf_is_expired(&s[keep - 1], now, f->span))
 		keep--;
 	kept_words = keep == 0 ? 0 : (uint64_t) s[keep - 1].offset + s[keep - 1].nwords;
+
+	fit = room_for_slice(memory->max_bytes, keep + 1, kept_words);
+	if (words > fit)
+		words = fit > s[0].nwords ? fit : s[0].nwords;
 
 	while (keep > (uint32_t) f->k - 1 &&
 		   room_for_slice(memory->max_bytes, keep + 1, kept_words) < words)

@@ -1,0 +1,163 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_trigger.c
+ *	  tlbf_reject_recent: a BEFORE INSERT trigger that skips (or refuses)
+ *	  rows whose key was seen within a shared filter's span.
+ *
+ *	  CREATE TRIGGER no_repeat_clicks BEFORE INSERT ON clicks
+ *	  FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'user_id', 'ad_id');
+ *
+ * Arguments: an optional 'error' (raise 23505 instead of skipping the row),
+ * the filter's name, then one or more columns that together make the key.
+ * NULL is a value like any other.  A key of one non-NULL column hashes as
+ * tlbf_shared_add(filter, value) does, so tlbf_shared_contains() finds it.
+ * The test and the insertion of the key are one atomic step.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shared_filters.h"
+
+#include "access/xact.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+PG_FUNCTION_INFO_V1(tlbf_reject_recent);
+
+/* What a trigger's arguments say, worked out once per statement. */
+typedef struct TriggerPlan
+{
+	Oid			trigger;
+	bool		raise;			/* 'error': raise instead of skipping */
+	char		filter[NAMEDATALEN];
+	int			ncolumns;
+	AttrNumber *columns;
+	ItemHasher **hashers;
+} TriggerPlan;
+
+static TriggerPlan *
+plan_for(FunctionCallInfo fcinfo, TriggerData *data)
+{
+	TriggerPlan *plan = fcinfo->flinfo->fn_extra;
+	Trigger    *trigger = data->tg_trigger;
+	TupleDesc	desc = RelationGetDescr(data->tg_relation);
+	MemoryContext context = fcinfo->flinfo->fn_mcxt;
+	int			first;
+
+	if (plan != NULL && plan->trigger == trigger->tgoid)
+		return plan;
+
+	plan = MemoryContextAllocZero(context, sizeof(TriggerPlan));
+	plan->trigger = trigger->tgoid;
+	plan->raise = trigger->tgnargs > 0 && strcmp(trigger->tgargs[0], "error") == 0;
+	first = plan->raise ? 1 : 0;
+	if (trigger->tgnargs < first + 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tlbf_reject_recent needs a filter name and at least one column"),
+				 errhint("EXECUTE FUNCTION tlbf_reject_recent(['error',] 'filter', 'column' [, ...])")));
+	if (strlen(trigger->tgargs[first]) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("invalid shared tlbf filter name \"%s\"", trigger->tgargs[first])));
+	strlcpy(plan->filter, trigger->tgargs[first], NAMEDATALEN);
+	plan->ncolumns = trigger->tgnargs - first - 1;
+	plan->columns = MemoryContextAlloc(context, plan->ncolumns * sizeof(AttrNumber));
+	plan->hashers = MemoryContextAlloc(context, plan->ncolumns * sizeof(ItemHasher *));
+	for (int i = 0; i < plan->ncolumns; i++)
+	{
+		const char *column = trigger->tgargs[first + 1 + i];
+		int			attnum = SPI_fnumber(desc, column);
+
+		if (attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist", column,
+							RelationGetRelationName(data->tg_relation))));
+		plan->columns[i] = attnum;
+		plan->hashers[i] = tlbf_item_hasher(SPI_gettypeid(desc, attnum),
+											TupleDescAttr(desc, attnum - 1)->attcollation,
+											context);
+	}
+	fcinfo->flinfo->fn_extra = plan;
+	return plan;
+}
+
+/* The hash of the row's key: its columns together, NULL-safe. */
+static TlbfHash
+key_hash(const TriggerPlan *plan, HeapTuple row, TupleDesc desc)
+{
+	unsigned char *buffer = palloc(plan->ncolumns * (1 + sizeof(TlbfHash)));
+	Size		len = 0;
+
+	for (int i = 0; i < plan->ncolumns; i++)
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(row, plan->columns[i], desc, &isnull);
+		TlbfHash	h = {0, 0};
+
+		if (!isnull)
+			h = tlbf_hash_item(plan->hashers[i], value, TLBF_DEFAULT_SEED);
+		if (plan->ncolumns == 1 && !isnull)
+			return h;
+		buffer[len++] = isnull ? 0 : 1;
+		memcpy(buffer + len, &h, sizeof(h));
+		len += sizeof(h);
+	}
+	return tlbf_hash_bytes(buffer, len, TLBF_DEFAULT_SEED);
+}
+
+/* "(a, b)=(1, x)" for the error's detail, as unique violations show keys. */
+static char *
+key_text(const TriggerPlan *plan, HeapTuple row, TupleDesc desc)
+{
+	StringInfoData names,
+				values;
+
+	initStringInfo(&names);
+	initStringInfo(&values);
+	for (int i = 0; i < plan->ncolumns; i++)
+	{
+		char	   *value = SPI_getvalue(row, desc, plan->columns[i]);
+
+		appendStringInfo(&names, "%s%s", i ? ", " : "", SPI_fname(desc, plan->columns[i]));
+		appendStringInfo(&values, "%s%s", i ? ", " : "", value ? value : "null");
+	}
+	return psprintf("(%s)=(%s)", names.data, values.data);
+}
+
+Datum
+tlbf_reject_recent(PG_FUNCTION_ARGS)
+{
+	TriggerData *data = (TriggerData *) fcinfo->context;
+	TriggerPlan *plan;
+	TupleDesc	desc;
+	TlbfHash	hash;
+	TlbfTime	now = GetCurrentTransactionStartTimestamp();
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_BEFORE(data->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(data->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(data->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("tlbf_reject_recent must be called by a BEFORE INSERT ... FOR EACH ROW trigger")));
+
+	tlbf_shared_prepare(tlbf_function_schema(fcinfo));
+	plan = plan_for(fcinfo, data);
+	desc = RelationGetDescr(data->tg_relation);
+	hash = key_hash(plan, data->tg_trigtuple, desc);
+
+	if (tlbf_shared_insert(plan->filter, &hash, &now, 1))
+		return PointerGetDatum(data->tg_trigtuple);
+	if (plan->raise)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("duplicate key: seen recently by shared tlbf filter \"%s\"", plan->filter),
+				 errdetail("Key %s was added within the filter's span.",
+						   key_text(plan, data->tg_trigtuple, desc))));
+	return PointerGetDatum(NULL);
+}

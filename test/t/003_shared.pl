@@ -1,0 +1,137 @@
+# Named filters in shared memory: per database, atomic under concurrent
+# sessions, kept across a clean restart, and after a crash holding every
+# key older than the snapshot interval; retired by the worker; refusing
+# to be created when shared memory is full.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('shared');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'tlbf'
+tlbf.naptime = 1
+tlbf.snapshot_interval = 1
+tlbf.shared_memory = '32MB'
+restart_after_crash = on
+});
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create('clicks', '1 hour', 0.001, 200000);
+	SELECT count(*) FROM generate_series(1, 5000) k WHERE tlbf_shared_add('clicks', k);
+});
+
+sub missing
+{
+	my ($db, $filter, $from, $to) = @_;
+	return $node->safe_psql($db,
+		"SELECT count(*) FROM generate_series($from, $to) k WHERE NOT tlbf_shared_contains('$filter', k)");
+}
+
+is(missing('postgres', 'clicks', 1, 5000), '0', 'every key added is found');
+
+# Per database: the same name is another filter elsewhere.
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create('clicks', '1 hour');
+	SELECT tlbf_shared_add('clicks', 'only here');
+});
+is($node->safe_psql('other', "SELECT tlbf_shared_contains('clicks', 1)"), 'f',
+	'filters are per database');
+is($node->safe_psql('postgres', "SELECT tlbf_shared_contains('clicks', 'only here')"), 'f',
+	'... both ways');
+
+# Clean restart: the worker saves at shutdown, and the filters come back.
+$node->safe_psql('postgres',
+	"SELECT count(*) FROM generate_series(5001, 6000) k WHERE tlbf_shared_add('clicks', k)");
+$node->restart;
+is(missing('postgres', 'clicks', 1, 6000), '0', 'a clean restart keeps every key');
+is($node->safe_psql('other', "SELECT tlbf_shared_contains('clicks', 'only here')"), 't',
+	'in every database');
+
+# Atomic test-and-add: 8 sessions adding keys from one pool at once; each
+# key is reported new exactly once (a 1e-9 filter makes a false positive
+# practically impossible here).
+$node->safe_psql('postgres', q{
+	SELECT tlbf_shared_create('dedup', '1 hour', 1e-9, 20000);
+	CREATE TABLE outcomes (k int, added boolean);
+});
+$node->pgbench('--no-vacuum --client=8 --jobs=2 --transactions=500', 0, [qr{processed: 4000/4000}], [qr{^$}],
+	'8 sessions add keys at once',
+	{ 'dedup' => q{
+\set k random(1, 2000)
+INSERT INTO outcomes SELECT :k, tlbf_shared_add('dedup', :k);
+} });
+is($node->safe_psql('postgres',
+		'SELECT count(*) FILTER (WHERE added) = count(DISTINCT k) FROM outcomes'),
+	't', 'of concurrent adds of the same new key, exactly one gets true');
+
+# The worker retires a shared filter's expired slices.
+$node->safe_psql('postgres', q{
+	SELECT tlbf_shared_create('fading', '5 minutes', 0.01, 1000);
+	SELECT count(*) FROM generate_series(1, 2000) k
+	WHERE tlbf_shared_add('fading', k, now() - interval '10 minutes' + k * interval '1 ms');
+});
+ok($node->poll_query_until('postgres',
+		"SELECT (info->>'slice_count')::int = 0 FROM tlbf_shared_list() WHERE name = 'fading'"),
+	'the worker retires expired slices of shared filters');
+
+# Shared memory full: a clear error, and the other filters keep working.
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SELECT tlbf_shared_create('huge', '1 day', 0.001, 100000000)");
+like($stderr, qr/ERROR:  not enough shared memory for shared tlbf filter "huge"/,
+	'creating a filter that does not fit fails');
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SELECT tlbf_shared_create('huge', '1 day', 0.001, 100000000)", extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($stderr, qr/ERROR:  53200/, '... with SQLSTATE 53200');
+is($node->safe_psql('postgres', "SELECT tlbf_shared_add('clicks', 'still works')"), 't',
+	'... and existing filters keep working');
+
+# Crash: kill -9 a backend while sessions add keys.  Keys added before the
+# last save (one snapshot interval) are all there afterwards.
+$node->safe_psql('postgres',
+	"SELECT count(*) FROM generate_series(10001, 20000) k WHERE tlbf_shared_add('clicks', k)");
+ok($node->poll_query_until('postgres',
+		"SELECT NOT (info->>'unsaved_changes')::boolean FROM tlbf_shared_list() WHERE name = 'clicks'"),
+	'the worker saved the filter');
+my $script = $node->basedir . '/load.sql';
+append_to_file($script, "\\set k random(100000000, 200000000)\nSELECT tlbf_shared_add('clicks', :k);\n");
+my $load = IPC::Run::start(
+	[ 'pgbench', '--no-vacuum', '--client=4', '--time=30', "--file=$script",
+	  '--host=' . $node->host, '--port=' . $node->port, 'dbname=postgres application_name=loader' ],
+	'>', \my $load_out, '2>', \my $load_err);
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) >= 4 FROM pg_stat_activity WHERE application_name = 'loader'"),
+	'load is running');
+sleep 1;
+my $victim = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE application_name = 'loader' LIMIT 1");
+kill 'KILL', $victim;
+$load->finish;
+ok($node->poll_query_until('postgres', 'SELECT 1', '1'), 'the server is back after the crash');
+is(missing('postgres', 'clicks', 1, 6000) + missing('postgres', 'clicks', 10001, 20000), 0,
+	'after a crash, every key older than the snapshot interval is still there');
+is($node->safe_psql('postgres',
+		"SELECT info->'truncated' FROM tlbf_shared_list() WHERE name = 'clicks'"),
+	'0', 'nothing was truncated on the way');
+
+# tlbf_shared_rebuild adds the source rows back.
+$node->safe_psql('postgres', q{
+	CREATE TABLE clicks_log AS SELECT k AS key, now() AS at FROM generate_series(30001, 31000) k;
+	SELECT tlbf_shared_rebuild('clicks', 'SELECT key, at FROM clicks_log');
+});
+is(missing('postgres', 'clicks', 30001, 31000), '0', 'tlbf_shared_rebuild refills a filter');
+
+# A database with shared filters can be dropped once they are.
+$node->safe_psql('other', "SELECT tlbf_shared_drop('clicks')");
+sleep 2;
+($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE other');
+is($ret, 0, 'DROP DATABASE works once its shared filters are dropped');
+
+$node->stop;
+done_testing();
