@@ -50,9 +50,8 @@ BEGIN
     FOR i IN 1..20000 LOOP
         f := tlbf_add(f, i, '2024-01-01 00:00+00'::timestamptz + i * interval '10 ms');
     END LOOP;
-    RAISE NOTICE 'bytes % <= 8192: %, truncated slices > 0: %',
-        (tlbf_info(f)->>'bytes'), (tlbf_info(f)->>'bytes')::int <= 8192,
-        (tlbf_info(f)->>'truncated')::int > 0;
+    RAISE NOTICE 'bytes <= 8192: %, truncated slices > 0: %',
+        (tlbf_info(f)->>'bytes')::int <= 8192, (tlbf_info(f)->>'truncated')::int > 0;
 END $$;
 RESET tlbf.max_filter_bytes;
 SHOW tlbf.max_filter_bytes;

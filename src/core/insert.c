@@ -55,11 +55,13 @@ static void
 start_generation(Tlbf *f, TlbfTime now)
 {
 	TlbfSlice  *s = tlbf_slices(f);
+	double		keys;
 
-	for (int i = 0; i < f->k; i++)
-		s[i].load_weight = tlbf_load_weight(&s[i]);
 	f->gen_size = f->gen_left = tlbf_generation_size(f);
 	f->gen_started = now;
+	keys = (double) f->gen_size / f->k / 65536.0;
+	for (int i = 0; i < f->k; i++)
+		s[i].load_weight = tlbf_load_weight(&s[i], keys);
 }
 
 /* The largest slice, in words, for which 'nslices' slices holding 'words'

@@ -51,12 +51,18 @@ tlbf_slice_load(const TlbfSlice *s)
 	return -bits * log1p(-(double) s->bits_set / bits);
 }
 
-/* The load one more new bit adds, m/(m - b) keys, in 16.16 fixed point. */
+/*
+ * The load one more new bit adds, m/(m - b) keys at b bits set, in 16.16
+ * fixed point, for a generation that brings the slice 'keys' more keys: the
+ * weight is taken at the fill expected halfway through the generation, so
+ * that the clock neither runs fast at its start nor slow at its end.
+ */
 uint32_t
-tlbf_load_weight(const TlbfSlice *s)
+tlbf_load_weight(const TlbfSlice *s, double keys)
 {
 	double		bits = (double) s->nwords * 64;
-	double		weight = bits / (bits - (double) s->bits_set);
+	double		clear = (bits - (double) s->bits_set) * exp(-keys / 2 / bits);
+	double		weight = bits / clear;
 
 	if (!(weight <= TLBF_MAX_LOAD_WEIGHT / WEIGHT_ONE))
 		return TLBF_MAX_LOAD_WEIGHT;

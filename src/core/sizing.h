@@ -25,7 +25,7 @@
 
 extern double tlbf_clamp_target_gen(double target_gen);
 extern double tlbf_slice_capacity(const TlbfSlice *s);
-extern uint32_t tlbf_load_weight(const TlbfSlice *s);
+extern uint32_t tlbf_load_weight(const TlbfSlice *s, double keys);
 extern uint32_t tlbf_words_for_capacity(double capacity);
 extern uint64_t tlbf_generation_size(const Tlbf *f);
 extern double tlbf_target_generation(const Tlbf *f, TlbfTime now);
