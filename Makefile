@@ -4,7 +4,7 @@
 #   make test    build, install and run every test (installs what is missing)
 #   make bench   timing figures (ratios measured side by side)
 #   make eval    the papers' experiments and the comparison with other
-#                structures: CSV and PNG under test/eval/out
+#                structures: CSV and PNG under docs/eval
 #
 # The extension itself builds with PGXS; the core (src/core) also builds
 # alone, for the unit tests, fuzzers and benchmarks.

@@ -24,6 +24,9 @@ if ! TLBF_CLUSTER_CONF="tlbf.worker_enabled = off" \
     exit 1
 fi
 
+echo "== evaluation harness, smoke run"
+scripts/eval.sh --smoke
+
 echo "== TAP tests (multi-node, background worker, shared filters)"
 scripts/as_test_user.sh make -s tap
 echo "== all tests passed"
