@@ -22,3 +22,12 @@ TLBF_FILTER_HEX="$hex" scripts/cluster.sh psql -X -q -f test/bench/sql_contains.
 echo
 echo "== SQL: aggregates"
 scripts/cluster.sh psql -X -q -f test/bench/sql_aggregates.sql
+
+echo
+echo "== shared filters: rejecting recent duplicates on INSERT (library preloaded)"
+TLBF_CLUSTER_CONF="max_connections = 50" scripts/cluster.sh --preload test/bench/dedup.sh
+
+echo
+echo "== shared filters: tlbf_shared_add against tlbf_contains"
+TLBF_CLUSTER_CONF="tlbf.shared_memory = '256MB'" \
+    scripts/cluster.sh --preload psql -X -q -f test/bench/sql_shared.sql

@@ -152,6 +152,15 @@ tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
 void
 tlbf_check_status(TlbfStatus status, uint64 truncated_before, const Tlbf *f)
 {
+	tlbf_check_status_for(status, truncated_before, f, "tlbf.max_filter_bytes",
+						  "Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.");
+}
+
+/* The same, naming the limit that was reached and what to do about it. */
+void
+tlbf_check_status_for(TlbfStatus status, uint64 truncated_before, const Tlbf *f,
+					  const char *limit, const char *hint)
+{
 	static LocalTransactionId warned_in = InvalidLocalTransactionId;
 
 	if (status == TLBF_OUT_OF_MEMORY)
@@ -161,17 +170,16 @@ tlbf_check_status(TlbfStatus status, uint64 truncated_before, const Tlbf *f)
 	if (status == TLBF_OVER_LIMIT)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tlbf filter would exceed tlbf.max_filter_bytes (%d bytes)",
-						tlbf_max_filter_bytes),
-				 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
+				 errmsg("tlbf filter would exceed %s", limit),
+				 errhint("%s", hint)));
 	if (f->truncated > truncated_before && MyProc->lxid != warned_in)
 	{
 		warned_in = MyProc->lxid;
 		ereport(WARNING,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tlbf filter reached tlbf.max_filter_bytes and dropped unexpired slices"),
+				 errmsg("tlbf filter reached %s and dropped unexpired slices", limit),
 				 errdetail("Keys in the dropped slices may now be reported absent; tlbf_info() counts such slices in \"truncated\" (now " UINT64_FORMAT ").",
 						   f->truncated),
-				 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
+				 errhint("%s", hint)));
 	}
 }

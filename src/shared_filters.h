@@ -49,7 +49,7 @@ extern bool tlbf_shared_insert(const char *name, const TlbfHash *hashes,
 
 /* shared_snapshots.c */
 extern void tlbf_shared_restore(Oid schema);
-extern void tlbf_shared_prepare(Oid schema);
+extern void tlbf_shared_prepare(FunctionCallInfo fcinfo);
 extern int	tlbf_shared_save(Oid schema, List **saved);
 extern void tlbf_shared_retire(void);
 extern Oid	tlbf_function_schema(FunctionCallInfo fcinfo);

@@ -35,7 +35,7 @@ PG_FUNCTION_INFO_V1(tlbf_shared_rebuild);
 static void
 prepare(FunctionCallInfo fcinfo)
 {
-	tlbf_shared_prepare(tlbf_function_schema(fcinfo));
+	tlbf_shared_prepare(fcinfo);
 }
 
 static char *
@@ -161,12 +161,8 @@ tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *tim
 	after.truncated = ref.filter->truncated;
 	tlbf_shared_close(&ref);
 
-	if (status != TLBF_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("shared tlbf filter \"%s\" outgrew its region of shared memory", name),
-				 errhint("Recreate it with a larger capacity.")));
-	tlbf_check_status(TLBF_OK, truncated_before, &after);
+	tlbf_check_status_for(status, truncated_before, &after, "its shared memory region",
+						  "Recreate the shared filter with a larger capacity.");
 	return absent;
 }
 

@@ -208,17 +208,38 @@ tlbf_shared_require(void)
 				 errhint("Add tlbf to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
+/* The slot this backend found last: a trigger asks for one name per row. */
+static struct
+{
+	char		name[NAMEDATALEN];
+	int			slot;
+	uint64		generation;		/* the slot still holds that filter if equal */
+}			last_found = {"", -1, 0};
+
 /* The visible slot named 'name' in this database, or -1 (directory locked). */
 static int
 find_slot(const char *name)
 {
+	SharedSlot *s;
+
+	if (last_found.slot >= 0 && strcmp(last_found.name, name) == 0)
+	{
+		s = &directory->slots[last_found.slot];
+		if (s->in_use && !s->dropping && s->generation == last_found.generation &&
+			s->database == MyDatabaseId)
+			return last_found.slot;
+	}
 	for (int i = 0; i < tlbf_max_shared_filters; i++)
 	{
-		SharedSlot *s = &directory->slots[i];
-
+		s = &directory->slots[i];
 		if (s->in_use && !s->dropping && s->database == MyDatabaseId &&
 			strcmp(s->name, name) == 0)
+		{
+			strlcpy(last_found.name, name, NAMEDATALEN);
+			last_found.slot = i;
+			last_found.generation = s->generation;
 			return i;
+		}
 	}
 	return -1;
 }

@@ -100,16 +100,19 @@ tlbf_shared_restore(Oid schema)
 	tlbf_shared_install_restored(names, filters, regions);
 }
 
-/* Ready to use shared filters: preloaded, and this database's loaded. */
+/*
+ * Ready to use shared filters: preloaded, and this database's loaded.  The
+ * caller is one of the extension's functions, which live in its schema.
+ */
 void
-tlbf_shared_prepare(Oid schema)
+tlbf_shared_prepare(FunctionCallInfo fcinfo)
 {
 	static bool restored = false;	/* a backend never outlives shared memory */
 
 	tlbf_shared_require();
 	if (!restored)
 	{
-		tlbf_shared_restore(schema);
+		tlbf_shared_restore(tlbf_function_schema(fcinfo));
 		restored = true;
 	}
 }

@@ -146,7 +146,7 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("tlbf_reject_recent must be called by a BEFORE INSERT ... FOR EACH ROW trigger")));
 
-	tlbf_shared_prepare(tlbf_function_schema(fcinfo));
+	tlbf_shared_prepare(fcinfo);
 	plan = plan_for(fcinfo, data);
 	desc = RelationGetDescr(data->tg_relation);
 	hash = key_hash(plan, data->tg_trigtuple, desc);

@@ -62,6 +62,8 @@ extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
 extern void tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context);
 extern void tlbf_check_status(TlbfStatus status, uint64 truncated_before,
 							  const Tlbf *f);
+extern void tlbf_check_status_for(TlbfStatus status, uint64 truncated_before,
+								  const Tlbf *f, const char *limit, const char *hint);
 extern void tlbf_set_length(Tlbf *f);
 
 /* functions.c */
