@@ -237,6 +237,33 @@ tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
 }
 
 /*
+ * The hash of a key made of several values, NULL-safe (NULL is a value).
+ * A key of one non-NULL value hashes as that value alone.
+ */
+TlbfHash
+tlbf_hash_key(ItemHasher **hashers, const Datum *values, const bool *nulls, int n,
+			  uint64 seed)
+{
+	unsigned char *buffer;
+	Size		len = 0;
+
+	if (n == 1 && !nulls[0])
+		return tlbf_hash_item(hashers[0], values[0], seed);
+	buffer = palloc(n * (1 + sizeof(TlbfHash)));
+	for (int i = 0; i < n; i++)
+	{
+		TlbfHash	h = {0, 0};
+
+		if (!nulls[i])
+			h = tlbf_hash_item(hashers[i], values[i], seed);
+		buffer[len++] = nulls[i] ? 0 : 1;
+		memcpy(buffer + len, &h, sizeof(h));
+		len += sizeof(h);
+	}
+	return tlbf_hash_bytes(buffer, len, seed);
+}
+
+/*
  * Hash argument 'argno' (declared "any", so that untyped literals work) of
  * a function call; the hasher for its type is kept in fn_extra.
  */

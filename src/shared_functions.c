@@ -266,9 +266,10 @@ tlbf_shared_list(PG_FUNCTION_ARGS)
 }
 
 /*
- * tlbf_shared_rebuild(name, query): add every row of the query (key, time)
- * to the filter, to refill it from the rows it came from after a crash.
- * Returns the number of rows added.
+ * tlbf_shared_rebuild(name, query): add every row of the query to the
+ * filter, to refill it from the rows it came from after a crash.  The last
+ * column is the time (timestamptz); the others are the key, combined as
+ * tlbf_reject_recent combines its columns.  Returns the rows added.
  */
 Datum
 tlbf_shared_rebuild(PG_FUNCTION_ARGS)
@@ -277,7 +278,7 @@ tlbf_shared_rebuild(PG_FUNCTION_ARGS)
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	TlbfHash	hashes[REBUILD_BATCH];
 	TlbfTime	times[REBUILD_BATCH];
-	ItemHasher *hasher = NULL;
+	ItemHasher **hashers = NULL;
 	SPIPlanPtr	plan;
 	Portal		cursor;
 	int64		added = 0;
@@ -292,28 +293,38 @@ tlbf_shared_rebuild(PG_FUNCTION_ARGS)
 	for (;;)
 	{
 		TupleDesc	desc;
+		int			nkeys;
 		int			n = 0;
 
 		SPI_cursor_fetch(cursor, true, REBUILD_BATCH);
 		if (SPI_processed == 0)
 			break;
 		desc = SPI_tuptable->tupdesc;
-		if (desc->natts < 2 || SPI_gettypeid(desc, 2) != TIMESTAMPTZOID)
+		nkeys = desc->natts - 1;
+		if (nkeys < 1 || SPI_gettypeid(desc, desc->natts) != TIMESTAMPTZOID)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("the rebuild query must return a key and a timestamptz")));
-		if (hasher == NULL)
-			hasher = tlbf_item_hasher(SPI_gettypeid(desc, 1), InvalidOid, fcinfo->flinfo->fn_mcxt);
+					 errmsg("the rebuild query must return the key column(s), then a timestamptz")));
+		if (hashers == NULL)
+		{
+			hashers = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, nkeys * sizeof(ItemHasher *));
+			for (int c = 0; c < nkeys; c++)
+				hashers[c] = tlbf_item_hasher(SPI_gettypeid(desc, c + 1),
+											  TupleDescAttr(desc, c)->attcollation,
+											  fcinfo->flinfo->fn_mcxt);
+		}
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
-			bool		key_null,
-						time_null;
-			Datum		key = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &key_null);
-			Datum		at = SPI_getbinval(SPI_tuptable->vals[i], desc, 2, &time_null);
+			Datum		values[FUNC_MAX_ARGS];
+			bool		nulls[FUNC_MAX_ARGS];
+			bool		time_null;
+			Datum		at = SPI_getbinval(SPI_tuptable->vals[i], desc, desc->natts, &time_null);
 
-			if (key_null || time_null || TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(at)))
+			if (time_null || TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(at)) || nkeys > FUNC_MAX_ARGS)
 				continue;
-			hashes[n] = tlbf_hash_item(hasher, key, TLBF_DEFAULT_SEED);
+			for (int c = 0; c < nkeys; c++)
+				values[c] = SPI_getbinval(SPI_tuptable->vals[i], desc, c + 1, &nulls[c]);
+			hashes[n] = tlbf_hash_key(hashers, values, nulls, nkeys, TLBF_DEFAULT_SEED);
 			times[n] = DatumGetTimestampTz(at);
 			n++;
 		}

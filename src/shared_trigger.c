@@ -10,7 +10,8 @@
  * Arguments: an optional 'error' (raise 23505 instead of skipping the row),
  * the filter's name, then one or more columns that together make the key.
  * NULL is a value like any other.  A key of one non-NULL column hashes as
- * tlbf_shared_add(filter, value) does, so tlbf_shared_contains() finds it.
+ * tlbf_shared_add(filter, value) does, so tlbf_shared_contains() finds it;
+ * tlbf_shared_rebuild() combines several key columns as the trigger does.
  * The test and the insertion of the key are one atomic step.
  *
  *-------------------------------------------------------------------------
@@ -90,24 +91,12 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 static TlbfHash
 key_hash(const TriggerPlan *plan, HeapTuple row, TupleDesc desc)
 {
-	unsigned char *buffer = palloc(plan->ncolumns * (1 + sizeof(TlbfHash)));
-	Size		len = 0;
+	Datum	   *values = palloc(plan->ncolumns * sizeof(Datum));
+	bool	   *nulls = palloc(plan->ncolumns * sizeof(bool));
 
 	for (int i = 0; i < plan->ncolumns; i++)
-	{
-		bool		isnull;
-		Datum		value = heap_getattr(row, plan->columns[i], desc, &isnull);
-		TlbfHash	h = {0, 0};
-
-		if (!isnull)
-			h = tlbf_hash_item(plan->hashers[i], value, TLBF_DEFAULT_SEED);
-		if (plan->ncolumns == 1 && !isnull)
-			return h;
-		buffer[len++] = isnull ? 0 : 1;
-		memcpy(buffer + len, &h, sizeof(h));
-		len += sizeof(h);
-	}
-	return tlbf_hash_bytes(buffer, len, TLBF_DEFAULT_SEED);
+		values[i] = heap_getattr(row, plan->columns[i], desc, &nulls[i]);
+	return tlbf_hash_key(plan->hashers, values, nulls, plan->ncolumns, TLBF_DEFAULT_SEED);
 }
 
 /* "(a, b)=(1, x)" for the error's detail, as unique violations show keys. */

@@ -79,6 +79,8 @@ extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
 extern TlbfHash tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed);
 extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);
 extern TlbfHash tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed);
+extern TlbfHash tlbf_hash_key(ItemHasher **hashers, const Datum *values,
+							  const bool *nulls, int n, uint64 seed);
 
 /* times.c */
 extern TlbfTime tlbf_time_arg(FunctionCallInfo fcinfo, int argno);

@@ -123,9 +123,19 @@ is($node->safe_psql('postgres',
 # tlbf_shared_rebuild adds the source rows back.
 $node->safe_psql('postgres', q{
 	CREATE TABLE clicks_log AS SELECT k AS key, now() AS at FROM generate_series(30001, 31000) k;
+	SELECT tlbf_shared_create('pairs', '1 hour');
+	CREATE TABLE pair_events (a int, b text, at timestamptz DEFAULT now());
+	CREATE TRIGGER seen BEFORE INSERT ON pair_events FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('pairs', 'a', 'b');
+	INSERT INTO pair_events (a, b) SELECT g, 'x' || g FROM generate_series(1, 100) g;
+	SELECT tlbf_shared_drop('pairs'); SELECT tlbf_shared_create('pairs', '1 hour');
+	SELECT tlbf_shared_rebuild('pairs', 'SELECT a, b, at FROM pair_events');
 	SELECT tlbf_shared_rebuild('clicks', 'SELECT key, at FROM clicks_log');
 });
 is(missing('postgres', 'clicks', 30001, 31000), '0', 'tlbf_shared_rebuild refills a filter');
+is($node->safe_psql('postgres', q{
+		INSERT INTO pair_events (a, b) SELECT g, 'x' || g FROM generate_series(1, 110) g;
+		SELECT count(*) FROM pair_events}),
+	'110', '... and rebuilds a trigger\'s multi-column keys the way the trigger makes them');
 
 # A database with shared filters can be dropped once they are.
 $node->safe_psql('other', "SELECT tlbf_shared_drop('clicks')");
