@@ -28,7 +28,7 @@ ifneq ($(PGXS),)
 include $(PGXS)
 endif
 
-.PHONY: test demo bench bench-tools unit unit-run tap eval
+.PHONY: test demo bench bench-tools unit unit-run unit-sanitized tap eval fuzz
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
@@ -43,6 +43,19 @@ unit: $(UNIT_TESTS)
 
 unit-run: unit
 	@for t in $(UNIT_TESTS); do echo "== $$t"; ./$$t || exit 1; done
+
+# The same tests on a second build of the core under AddressSanitizer and
+# UndefinedBehaviorSanitizer: any finding aborts the test.
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANITIZED_TESTS = $(patsubst build/unit/%,build/sanitized/%,$(UNIT_TESTS))
+
+build/sanitized/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h
+	@mkdir -p $(dir $@)
+	gcc $(UNIT_CFLAGS) -O1 $(SANITIZE) -o $@ $< $(CORE_SRCS) -lcmocka -lm
+
+unit-sanitized: $(SANITIZED_TESTS)
+	@for t in $(SANITIZED_TESTS); do echo "== $$t"; \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t || exit 1; done
 
 # --- TAP tests (PostgreSQL::Test::Cluster; each starts its own clusters) ----
 tap:
@@ -69,3 +82,8 @@ bench:
 
 eval:
 	scripts/eval.sh
+
+# libFuzzer targets; FUZZ_SECONDS per target (see test/fuzz)
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)

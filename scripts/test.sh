@@ -11,6 +11,9 @@ scripts/build.sh
 echo "== C unit tests of the core"
 make -s unit-run
 
+echo "== the same, core built with AddressSanitizer and UndefinedBehaviorSanitizer"
+make -s unit-sanitized
+
 echo "== SQL regression tests (pg_regress)"
 if ! scripts/cluster.sh make -s installcheck ISOLATION=; then
     [ -f regression.diffs ] && cat regression.diffs
