@@ -30,6 +30,6 @@ fi
 echo "== evaluation harness, smoke run"
 scripts/eval.sh --smoke
 
-echo "== TAP tests (multi-node, background worker, shared filters)"
+echo "== TAP tests (multi-node, worker, shared filters, dump and restore, load)"
 scripts/as_test_user.sh make -s tap
 echo "== all tests passed"

@@ -28,7 +28,8 @@ extern void tlbf_shared_memory_init(void);
 extern void tlbf_shared_require(void);
 extern bool tlbf_shared_available(void);
 extern bool tlbf_shared_open(const char *name, LWLockMode mode, SharedFilterRef *ref);
-extern void tlbf_shared_open_or_error(const char *name, LWLockMode mode, SharedFilterRef *ref);
+extern void tlbf_shared_open_or_error(FunctionCallInfo fcinfo, const char *name,
+									  LWLockMode mode, SharedFilterRef *ref);
 extern void tlbf_shared_close(SharedFilterRef *ref);
 extern void tlbf_shared_mark_dirty(SharedFilterRef *ref);
 extern void tlbf_shared_create_filter(const char *name, const Tlbf *initial, Size region);
@@ -44,8 +45,8 @@ extern bool tlbf_shared_unsaved(const SharedFilterRef *ref);
 extern void tlbf_shared_saved(const char *name, uint64 changes);
 
 /* shared_functions.c */
-extern bool tlbf_shared_insert(const char *name, const TlbfHash *hashes,
-							   const TlbfTime *times, int n);
+extern bool tlbf_shared_insert(FunctionCallInfo fcinfo, const char *name,
+							   const TlbfHash *hashes, const TlbfTime *times, int n);
 
 /* shared_snapshots.c */
 extern void tlbf_shared_restore(Oid schema);

@@ -140,7 +140,8 @@ tlbf_shared_drop(PG_FUNCTION_ARGS)
  * before: the test and the insertion are one atomic step.
  */
 bool
-tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n)
+tlbf_shared_insert(FunctionCallInfo fcinfo, const char *name, const TlbfHash *hashes,
+				   const TlbfTime *times, int n)
 {
 	SharedFilterRef ref;
 	TlbfMemory	memory;
@@ -149,7 +150,7 @@ tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *tim
 	Tlbf		after;
 	bool		absent;
 
-	tlbf_shared_open_or_error(name, LW_EXCLUSIVE, &ref);
+	tlbf_shared_open_or_error(fcinfo, name, LW_EXCLUSIVE, &ref);
 	memory.resize = NULL;
 	memory.context = NULL;
 	memory.allocated = memory.max_bytes = tlbf_shared_region(&ref);
@@ -180,7 +181,7 @@ tlbf_shared_add(PG_FUNCTION_ARGS)
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 
 	prepare(fcinfo);
-	PG_RETURN_BOOL(tlbf_shared_insert(name, &hash, &at, 1));
+	PG_RETURN_BOOL(tlbf_shared_insert(fcinfo, name, &hash, &at, 1));
 }
 
 Datum
@@ -193,7 +194,7 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	bool		found;
 
 	prepare(fcinfo);
-	tlbf_shared_open_or_error(name, LW_SHARED, &ref);
+	tlbf_shared_open_or_error(fcinfo, name, LW_SHARED, &ref);
 	found = tlbf_query(ref.filter, hash, at, ref.filter->span);
 	tlbf_shared_close(&ref);
 	PG_RETURN_BOOL(found);
@@ -220,7 +221,7 @@ tlbf_shared_get(PG_FUNCTION_ARGS)
 	Tlbf	   *copy;
 
 	prepare(fcinfo);
-	tlbf_shared_open_or_error(name, LW_SHARED, &ref);
+	tlbf_shared_open_or_error(fcinfo, name, LW_SHARED, &ref);
 	copy = copy_of(&ref);
 	tlbf_shared_close(&ref);
 	PG_RETURN_POINTER(copy);
@@ -237,6 +238,7 @@ tlbf_shared_list(PG_FUNCTION_ARGS)
 
 	prepare(fcinfo);
 	InitMaterializedSRF(fcinfo, 0);
+	tlbf_shared_restore(tlbf_function_schema(fcinfo));	/* e.g. after pg_restore */
 	names = tlbf_shared_names(false);
 	foreach(cell, names)
 	{
@@ -331,7 +333,7 @@ tlbf_shared_rebuild(PG_FUNCTION_ARGS)
 		SPI_freetuptable(SPI_tuptable);
 		if (n == 0)
 			continue;
-		(void) tlbf_shared_insert(name, hashes, times, n);
+		(void) tlbf_shared_insert(fcinfo, name, hashes, times, n);
 		added += n;
 	}
 	SPI_cursor_close(cursor);

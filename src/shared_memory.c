@@ -269,9 +269,18 @@ tlbf_shared_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
 	return true;
 }
 
+/*
+ * Open a filter of this database, loading it from the snapshot table if
+ * shared memory does not have it yet (restored by pg_restore, say); error
+ * if there is no such filter.  'fcinfo' is the calling function's.
+ */
 void
-tlbf_shared_open_or_error(const char *name, LWLockMode mode, SharedFilterRef *ref)
+tlbf_shared_open_or_error(FunctionCallInfo fcinfo, const char *name, LWLockMode mode,
+						  SharedFilterRef *ref)
 {
+	if (tlbf_shared_open(name, mode, ref))
+		return;
+	tlbf_shared_restore(tlbf_function_schema(fcinfo));
 	if (!tlbf_shared_open(name, mode, ref))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -514,11 +523,26 @@ tlbf_shared_restored(void)
 	return found;
 }
 
+/* Is there a slot named 'name' in this database, even one being dropped? */
+static bool
+name_taken(const char *name)
+{
+	for (int i = 0; i < tlbf_max_shared_filters; i++)
+	{
+		SharedSlot *s = &directory->slots[i];
+
+		if (s->in_use && s->database == MyDatabaseId && strcmp(s->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
- * Install this database's saved filters (validated by the caller), unless
- * another process did it first.  A filter of the same name created since
- * the server started wins.  Filters that do not fit are reported and left
- * out.
+ * Install this database's saved filters (validated by the caller) that
+ * shared memory does not hold: after a restart, after pg_restore, or when
+ * another process was quicker.  A filter of the same name in shared memory
+ * wins (it is newer).  Filters that do not fit are reported and left out.
+ * The database then counts as loaded.
  */
 void
 tlbf_shared_install_restored(List *names, List *filters, List *regions)
@@ -526,14 +550,9 @@ tlbf_shared_install_restored(List *names, List *filters, List *regions)
 	ListCell   *n,
 			   *f,
 			   *r;
+	bool		loaded = false;
 
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
-	for (int i = 0; i < directory->nrestored; i++)
-		if (directory->restored[i] == MyDatabaseId)
-		{
-			LWLockRelease(directory_lock());
-			return;
-		}
 	forthree(n, names, f, filters, r, regions)
 	{
 		const char *name = lfirst(n);
@@ -543,7 +562,7 @@ tlbf_shared_install_restored(List *names, List *filters, List *regions)
 		int64		offset;
 		SharedSlot *s;
 
-		if (find_slot(name) >= 0)
+		if (name_taken(name))
 			continue;
 		for (int i = 0; i < tlbf_max_shared_filters && slot < 0; i++)
 			if (!directory->slots[i].in_use)
@@ -567,7 +586,9 @@ tlbf_shared_install_restored(List *names, List *filters, List *regions)
 		memcpy(pool + offset, filter, VARSIZE(filter));
 		s->in_use = true;
 	}
-	if (directory->nrestored < MAX_RESTORED_DATABASES)
+	for (int i = 0; i < directory->nrestored && !loaded; i++)
+		loaded = directory->restored[i] == MyDatabaseId;
+	if (!loaded && directory->nrestored < MAX_RESTORED_DATABASES)
 		directory->restored[directory->nrestored++] = MyDatabaseId;
 	LWLockRelease(directory_lock());
 }

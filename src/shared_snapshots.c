@@ -40,10 +40,9 @@ tlbf_function_schema(FunctionCallInfo fcinfo)
 }
 
 /*
- * Load this database's saved filters into shared memory if that has not
- * happened since the server started.  Reads the table directly (no
- * privileges needed: whoever may use a filter may cause it to be loaded);
- * every value is validated first.
+ * Load this database's saved filters that shared memory does not hold.
+ * Reads the table directly (no privileges needed: whoever may use a filter
+ * may cause it to be loaded); every value is validated first.
  */
 void
 tlbf_shared_restore(Oid schema)
@@ -56,8 +55,6 @@ tlbf_shared_restore(Oid schema)
 	List	   *filters = NIL;
 	List	   *regions = NIL;
 
-	if (tlbf_shared_restored())
-		return;
 	relid = get_relname_relid("tlbf_shared_filters", schema);
 	if (OidIsValid(relid))
 	{
@@ -112,7 +109,8 @@ tlbf_shared_prepare(FunctionCallInfo fcinfo)
 	tlbf_shared_require();
 	if (!restored)
 	{
-		tlbf_shared_restore(tlbf_function_schema(fcinfo));
+		if (!tlbf_shared_restored())
+			tlbf_shared_restore(tlbf_function_schema(fcinfo));
 		restored = true;
 	}
 }

@@ -140,7 +140,7 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	desc = RelationGetDescr(data->tg_relation);
 	hash = key_hash(plan, data->tg_trigtuple, desc);
 
-	if (tlbf_shared_insert(plan->filter, &hash, &now, 1))
+	if (tlbf_shared_insert(fcinfo, plan->filter, &hash, &now, 1))
 		return PointerGetDatum(data->tg_trigtuple);
 	if (plan->raise)
 		ereport(ERROR,

@@ -1,0 +1,72 @@
+# pg_dump and pg_restore of a database with tlbf columns, registrations for
+# the maintenance worker and snapshots of shared filters, into a new
+# cluster: the same answers afterwards.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my %conf = (shared_preload_libraries => "'tlbf'", 'tlbf.naptime' => 1,
+	'tlbf.snapshot_interval' => 1);
+my @nodes;
+for my $name ('source', 'target')
+{
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', join("\n", map { "$_ = $conf{$_}" } sort keys %conf));
+	$node->start;
+	push @nodes, $node;
+}
+my ($source, $target) = @nodes;
+
+$source->safe_psql('postgres', q{
+	CREATE EXTENSION tlbf;
+	CREATE TABLE visits AS
+	SELECT g % 50 AS site, g AS user_id, now() - interval '30 minutes' + g * interval '10 ms' AS at
+	FROM generate_series(1, 50000) g;
+	CREATE TABLE per_site AS
+	SELECT site, tlbf_agg(user_id, at, '1 hour') AS users FROM visits GROUP BY site;
+	SELECT tlbf_maintain('per_site', 'users');
+	SELECT tlbf_shared_create('logins', '1 hour');
+	SELECT count(*) FROM generate_series(1, 5000) k WHERE tlbf_shared_add('logins', k);
+});
+ok($source->poll_query_until('postgres',
+		"SELECT NOT (info->>'unsaved_changes')::boolean FROM tlbf_shared_list()"),
+	'the shared filter is saved');
+
+# answers to compare: every user on its site, absent users, the shared filter
+my $answers = q{
+	SELECT (SELECT count(*) FROM visits v JOIN per_site p USING (site)
+	        WHERE tlbf_contains(p.users, v.user_id)) || ' ' ||
+	       (SELECT count(*) FROM per_site p, generate_series(1000001, 1010000) g
+	        WHERE tlbf_contains(p.users, g)) || ' ' ||
+	       (SELECT count(*) FROM generate_series(1, 20000) k WHERE tlbf_shared_contains('logins', k)) || ' ' ||
+	       (SELECT string_agg(tbl::text || '.' || col, ',') FROM tlbf_maintained)
+};
+my $before = $source->safe_psql('postgres', $answers);
+like($before, qr/^50000 \d+ \d+ per_site\.users$/, "answers before: $before");
+
+my $dump = $source->basedir . '/dump.custom';
+$source->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $source->connstr('postgres') ],
+	'pg_dump');
+$target->safe_psql('postgres', 'CREATE DATABASE restored');
+$target->command_ok([ 'pg_restore', '--exit-on-error', '-d', $target->connstr('restored'), $dump ],
+	'pg_restore into a new cluster');
+
+is($target->safe_psql('restored', $answers), $before,
+	'the same answers: tlbf columns, registrations and shared filters');
+is($target->safe_psql('restored', q{SELECT count(*) FROM per_site}), '50', 'every row is there');
+
+# the same through a plain SQL dump (text I/O of every value)
+my $plain = $source->basedir . '/dump.sql';
+$source->command_ok([ 'pg_dump', '-f', $plain, '-d', $source->connstr('postgres') ], 'plain pg_dump');
+$target->safe_psql('postgres', 'CREATE DATABASE restored_plain');
+$target->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $plain,
+		'-d', $target->connstr('restored_plain') ], 'restore with psql');
+is($target->safe_psql('restored_plain', $answers), $before, 'the same answers from a plain dump');
+
+$source->stop;
+$target->stop;
+done_testing();
