@@ -81,6 +81,24 @@ SELECT (tlbf_info(tlbf_union_agg(f))->>'slice_count')::int =
        (SELECT sum((tlbf_info(f)->>'slice_count')::int) FROM per_site) AS keeps_all_slices
 FROM (SELECT f FROM per_site UNION ALL SELECT NULL) s;
 
+-- A retired filter (no slices left, a newer insertion time) with an older one:
+-- the union keeps the older one's keys and is a valid value (fuzzing found
+-- it was not).
+SELECT tlbf_contains(u, 2, '2024-01-01 11:30+00') AS older_key_found,
+       (tlbf_info(u)->>'slice_count')::int > 0 AS has_slices
+FROM (SELECT tlbf_union(tlbf_retire(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 12:00+00'),
+                                    '2024-01-01 14:00+00'),
+                        tlbf_add(tlbf_create('1 hour'), 2, '2024-01-01 11:00+00')) AS u) s;
+
+-- A union of more filters than the format has slices for: the oldest slices
+-- go, counted and warned about, as under the size cap; the newest filter's
+-- keys stay.
+SELECT (tlbf_info(u)->>'slice_count')::int AS slice_count,
+       (tlbf_info(u)->>'truncated')::int > 0 AS truncated,
+       tlbf_contains(u, 7000, '2024-01-01 00:01+00') AS newest_key_found
+FROM (SELECT tlbf_union_agg(tlbf_add(tlbf_create('10 minutes'), g, '2024-01-01'::timestamptz + g * interval '1 ms')) AS u
+      FROM generate_series(1, 7000) g) s;
+
 -- Parallel plans: partial aggregates under Gather, the same answers.
 CREATE TABLE serial_answers AS
 SELECT tlbf_agg(user_id, at, '1 hour', 1e-9) AS f FROM visits WHERE at > '2024-01-01 01:00+00';

@@ -47,6 +47,10 @@ SELECT tlbf_contains(tlbf_add(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 12:
                               2, '2024-01-01 11:00+00'),
                      2, '2024-01-01 12:59+00') AS older_time_still_found;
 
+-- A large first generation (slices of over 1 MB) is a valid value.
+SELECT tlbf_contains(tlbf_add(tlbf_create('1 hour', 0.01, 16000000), 1, '2024-01-01'),
+                     1, '2024-01-01') AS large_filter_found;
+
 -- Labels are what the functions do.
 SELECT p.oid::regprocedure AS function, p.provolatile AS volatility,
        p.proisstrict AS strict, p.proparallel AS parallel

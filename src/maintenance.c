@@ -271,6 +271,21 @@ maintain_column(const Pass *pass, Registration *r)
 }
 
 /*
+ * In a worker, inside PG_CATCH: log the error, roll back the transaction it
+ * happened in and carry on in 'context'.
+ */
+void
+tlbf_report_and_abort(MemoryContext context)
+{
+	MemoryContextSwitchTo(context);
+	HOLD_INTERRUPTS();
+	EmitErrorReport();
+	AbortCurrentTransaction();
+	FlushErrorState();
+	RESUME_INTERRUPTS();
+}
+
+/*
  * The worker keeps going after a failure in one table (a lock timeout, a
  * trigger that raises): it reports the error, rolls back that batch and
  * moves on to the next registration.  By hand, errors go to the caller.
@@ -291,12 +306,7 @@ maintain_column_safely(const Pass *pass, Registration *r)
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(context);
-		HOLD_INTERRUPTS();
-		EmitErrorReport();
-		AbortCurrentTransaction();
-		FlushErrorState();
-		RESUME_INTERRUPTS();
+		tlbf_report_and_abort(context);
 	}
 	PG_END_TRY();
 }

@@ -343,6 +343,25 @@ free_region(Size size)
 	return candidate + size <= pool_bytes() ? (int64) candidate : -1;
 }
 
+/*
+ * Give a free slot to a filter in this database, with its bytes at 'offset'
+ * in the pool.  The caller holds the directory lock exclusively.
+ */
+static void
+fill_slot(int slot, const char *name, Size offset, Size region, const Tlbf *filter)
+{
+	SharedSlot *s = &directory->slots[slot];
+
+	memset(s, 0, sizeof(SharedSlot));
+	s->database = MyDatabaseId;
+	strlcpy(s->name, name, NAMEDATALEN);
+	s->generation = ++directory->next_generation;
+	s->offset = offset;
+	s->region = region;
+	memcpy(pool + offset, filter, VARSIZE(filter));
+	s->in_use = true;
+}
+
 static void
 remember(bool created, int slot)
 {
@@ -363,7 +382,6 @@ tlbf_shared_create_filter(const char *name, const Tlbf *initial, Size region)
 {
 	int			slot = -1;
 	int64		offset;
-	SharedSlot *s;
 
 	tlbf_shared_require();
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
@@ -390,15 +408,7 @@ tlbf_shared_create_filter(const char *name, const Tlbf *initial, Size region)
 						   region, tlbf_shared_memory),
 				 errhint("Drop unused filters, lower the filter's capacity, or raise tlbf.shared_memory and restart the server.")));
 
-	s = &directory->slots[slot];
-	memset(s, 0, sizeof(SharedSlot));
-	s->database = MyDatabaseId;
-	strlcpy(s->name, name, NAMEDATALEN);
-	s->generation = ++directory->next_generation;
-	s->offset = (Size) offset;
-	s->region = region;
-	memcpy(pool + offset, initial, VARSIZE(initial));
-	s->in_use = true;
+	fill_slot(slot, name, (Size) offset, region, initial);
 	remember(true, slot);
 	LWLockRelease(directory_lock());
 }
@@ -560,7 +570,6 @@ tlbf_shared_install_restored(List *names, List *filters, List *regions)
 		Size		region = Max((Size) *(int64 *) lfirst(r), VARSIZE(filter));
 		int			slot = -1;
 		int64		offset;
-		SharedSlot *s;
 
 		if (name_taken(name))
 			continue;
@@ -576,15 +585,7 @@ tlbf_shared_install_restored(List *names, List *filters, List *regions)
 					 errhint("Raise tlbf.shared_memory or tlbf.max_shared_filters and restart the server.")));
 			continue;
 		}
-		s = &directory->slots[slot];
-		memset(s, 0, sizeof(SharedSlot));
-		s->database = MyDatabaseId;
-		strlcpy(s->name, name, NAMEDATALEN);
-		s->generation = ++directory->next_generation;
-		s->offset = (Size) offset;
-		s->region = TYPEALIGN(sizeof(uint64), region);
-		memcpy(pool + offset, filter, VARSIZE(filter));
-		s->in_use = true;
+		fill_slot(slot, name, (Size) offset, TYPEALIGN(sizeof(uint64), region), filter);
 	}
 	for (int i = 0; i < directory->nrestored && !loaded; i++)
 		loaded = directory->restored[i] == MyDatabaseId;

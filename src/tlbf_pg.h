@@ -38,6 +38,7 @@ extern void tlbf_register_launcher(void);
 /* maintenance.c */
 extern List *tlbf_maintenance_pass(bool own_transactions, MemoryContext context);
 extern Oid	tlbf_extension_schema(void);
+extern void tlbf_report_and_abort(MemoryContext context);
 
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted

@@ -23,8 +23,8 @@ span_text(int64 span)
 
 /*
  * The union of filters as a new value in the current memory context,
- * within tlbf.max_filter_bytes (the oldest slices go first, counted and
- * warned about, as when a filter grows).
+ * within tlbf.max_filter_bytes and the format's 65,536 slices (the oldest
+ * slices go first, counted and warned about, as when a filter grows).
  */
 Tlbf *
 tlbf_merge_values(const Tlbf *const *inputs, int n)
@@ -58,9 +58,12 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 				 errmsg("the union of these tlbf filters would take %zu bytes", size),
 				 errhint("Retire expired slices first (tlbf_retire), or merge fewer filters.")));
 	out = palloc(size);
-	tlbf_merge(out, inputs, n);
 	for (int i = 0; i < n; i++)
-		truncated += inputs[i]->truncated;
+		truncated = inputs[i]->truncated > PG_UINT64_MAX - truncated ?
+			PG_UINT64_MAX : truncated + inputs[i]->truncated;	/* as the core sums */
+	tlbf_merge(out, inputs, n);
+	tlbf_check_status_for(TLBF_OK, truncated, out, "the limit of 65536 slices",
+						  "Union fewer filters, or retire expired slices first (tlbf_retire).");
 	tlbf_truncate_to(out, (size_t) tlbf_max_filter_bytes, out->newest);
 	tlbf_check_status(TLBF_OK, truncated, out);
 	tlbf_set_length(out);

@@ -53,19 +53,27 @@
 PGDLLEXPORT void tlbf_launcher_main(Datum arg);
 PGDLLEXPORT void tlbf_maintenance_main(Datum arg);
 
+/* Both kinds of worker connect to a database once recovery has finished. */
+static void
+describe_worker(BackgroundWorker *worker, const char *function, const char *type,
+				int restart_seconds)
+{
+	memset(worker, 0, sizeof(*worker));
+	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker->bgw_restart_time = restart_seconds;
+	strlcpy(worker->bgw_library_name, "tlbf", BGW_MAXLEN);
+	strlcpy(worker->bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(worker->bgw_type, type, BGW_MAXLEN);
+}
+
 void
 tlbf_register_launcher(void)
 {
 	BackgroundWorker worker;
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = RESTART_SECONDS;
-	strlcpy(worker.bgw_library_name, "tlbf", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "tlbf_launcher_main", BGW_MAXLEN);
+	describe_worker(&worker, "tlbf_launcher_main", LAUNCHER_NAME, RESTART_SECONDS);
 	strlcpy(worker.bgw_name, LAUNCHER_NAME, BGW_MAXLEN);
-	strlcpy(worker.bgw_type, LAUNCHER_NAME, BGW_MAXLEN);
 	RegisterBackgroundWorker(&worker);
 }
 
@@ -148,14 +156,8 @@ start_worker_in(Oid database)
 
 	if (worker_running(database))
 		return;
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(worker.bgw_library_name, "tlbf", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "tlbf_maintenance_main", BGW_MAXLEN);
+	describe_worker(&worker, "tlbf_maintenance_main", WORKER_NAME, BGW_NEVER_RESTART);
 	snprintf(worker.bgw_name, BGW_MAXLEN, "%s in database %u", WORKER_NAME, database);
-	strlcpy(worker.bgw_type, WORKER_NAME, BGW_MAXLEN);
 	worker.bgw_main_arg = ObjectIdGetDatum(database);
 	worker.bgw_notify_pid = MyProcPid;
 
@@ -242,12 +244,7 @@ save_shared_filters(void)
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(context);
-		HOLD_INTERRUPTS();
-		EmitErrorReport();
-		AbortCurrentTransaction();
-		FlushErrorState();
-		RESUME_INTERRUPTS();
+		tlbf_report_and_abort(context);
 		return;
 	}
 	PG_END_TRY();

@@ -59,7 +59,7 @@ start_generation(Tlbf *f, TlbfTime now)
 
 	f->gen_size = f->gen_left = tlbf_generation_size(f);
 	f->gen_started = now;
-	keys = (double) f->gen_size / f->k / 65536.0;
+	keys = (double) f->gen_size / f->k / TLBF_LOAD_ONE;
 	for (int i = 0; i < f->k; i++)
 		s[i].load_weight = tlbf_load_weight(&s[i], keys);
 }
@@ -207,7 +207,7 @@ shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
 	s[0].updated_at = TLBF_NEVER;
 	memset(tlbf_words(f), 0, words * sizeof(uint64_t));
 
-	f->truncated += dropped_live;
+	f->truncated = tlbf_add_saturating(f->truncated, dropped_live);
 	f->target_gen = target_gen;
 	start_generation(f, now);
 	return TLBF_OK;
@@ -243,12 +243,18 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	{
 		bool		was_clear = tlbf_set_bit(words, &s[i], hash);
 
-		s[i].bits_set += was_clear;
+		/*
+		 * bits_set is a statistic, not recounted by validation: a crafted
+		 * value may claim more bits than are set, so stop at the slice's
+		 * size.
+		 */
+		if (was_clear && s[i].bits_set < (uint64_t) s[i].nwords * 64)
+			s[i].bits_set++;
 		s[i].updated_at = now;
 		load += (uint64_t) s[i].load_weight * was_clear;
 	}
 	f->gen_left -= load < f->gen_left ? load : f->gen_left;
-	f->inserted++;
+	f->inserted = tlbf_add_saturating(f->inserted, 1);
 	f->newest = now;
 	return TLBF_OK;
 }

@@ -14,6 +14,12 @@
  * false-positive rate is about the sum of the inputs'.  New insertions go
  * to the front filter's newest slices; the other slices simply age out.
  *
+ * The front filter is the newest that still has slices: a filter whose
+ * slices were all retired holds no live key, and its newer insertion time
+ * would not match the union's k newest slices.  If the union would have
+ * more than TLBF_MAX_SLICES slices, the oldest go, as under a size cap
+ * (counted in 'truncated').
+ *
  * Filters with different k merge with the smallest k: a run of k hits
  * contains a run of any smaller length, so nothing is lost, but a filter
  * with a larger k then answers with fewer hash functions.  The union takes
@@ -86,7 +92,12 @@ tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n)
 
 	for (int i = 1; i < n; i++)
 	{
-		if (inputs[i]->newest > inputs[front_at]->newest)
+		bool		has_slices = inputs[i]->nslices > 0;
+		bool		front_has_slices = inputs[front_at]->nslices > 0;
+
+		if (has_slices > front_has_slices ||
+			(has_slices == front_has_slices &&
+			 inputs[i]->newest > inputs[front_at]->newest))
 			front_at = i;
 		if (inputs[i]->k < fewest_hashes->k)
 			fewest_hashes = inputs[i];
@@ -104,8 +115,8 @@ tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n)
 	out->truncated = 0;
 	for (int i = 0; i < n; i++)
 	{
-		out->inserted += inputs[i]->inserted;
-		out->truncated += inputs[i]->truncated;
+		out->inserted = tlbf_add_saturating(out->inserted, inputs[i]->inserted);
+		out->truncated = tlbf_add_saturating(out->truncated, inputs[i]->truncated);
 	}
 
 	append_slices(out, front, &nslices, &nwords, total_slices);
@@ -128,4 +139,6 @@ tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n)
 		if (out->gen_left > out->gen_size)
 			out->gen_left = out->gen_size;
 	}
+	if (out->nslices > TLBF_MAX_SLICES)
+		tlbf_truncate_to(out, SIZE_MAX, out->newest);
 }

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "sizing.h"
 #include "tlbf.h"
 
 /* A slice is expired when its last insertion is older than at - window. */
@@ -65,8 +66,9 @@ tlbf_drop_expired(Tlbf *f, TlbfTime at)
 
 /*
  * Drop slices from the old end, live or not, until the filter fits in
- * max_bytes or only the k newest are left.  Returns how many live slices
- * went (they are added to f->truncated).
+ * max_bytes and has at most TLBF_MAX_SLICES slices (a union may have more),
+ * or only the k newest are left.  Returns how many live slices went (they
+ * are added to f->truncated).
  */
 uint32_t
 tlbf_truncate_to(Tlbf *f, size_t max_bytes, TlbfTime at)
@@ -76,7 +78,8 @@ tlbf_truncate_to(Tlbf *f, size_t max_bytes, TlbfTime at)
 	uint32_t	dropped_live = 0;
 
 	while (keep > f->k &&
-		   tlbf_layout_bytes(keep, (uint64_t) s[keep - 1].offset + s[keep - 1].nwords) > max_bytes)
+		   (keep > TLBF_MAX_SLICES ||
+			tlbf_layout_bytes(keep, (uint64_t) s[keep - 1].offset + s[keep - 1].nwords) > max_bytes))
 	{
 		if (!tlbf_is_expired(&s[keep - 1], at, f->span))
 			dropped_live++;
@@ -84,6 +87,6 @@ tlbf_truncate_to(Tlbf *f, size_t max_bytes, TlbfTime at)
 	}
 	if (keep != f->nslices)
 		keep_newest(f, keep);
-	f->truncated += dropped_live;
+	f->truncated = tlbf_add_saturating(f->truncated, dropped_live);
 	return dropped_live;
 }

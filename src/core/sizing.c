@@ -25,7 +25,7 @@
 
 #include "sizing.h"
 
-#define WEIGHT_ONE	65536.0		/* 16.16 fixed point */
+#define WEIGHT_ONE	((double) TLBF_LOAD_ONE)
 
 double
 tlbf_clamp_target_gen(double target_gen)
@@ -113,10 +113,11 @@ double
 tlbf_target_generation(const Tlbf *f, TlbfTime now)
 {
 	double		g = (double) f->gen_size / (f->k * WEIGHT_ONE);
-	double		elapsed = (double) (now - f->gen_started);
+	double		elapsed = (double) now - (double) f->gen_started;
 	double		most = g * TLBF_MAX_GROWTH;
 	double		target;
 
+	/* elapsed is computed in double: valid times may be 2^63 us apart */
 	if (elapsed <= 0.0)
 		return tlbf_clamp_target_gen(most);
 	target = g * (double) f->span / (elapsed * f->l);

@@ -20,8 +20,26 @@
 #define TLBF_MAX_GROWTH		16.0
 #define TLBF_MIN_TARGET_GEN 1e-3
 #define TLBF_MAX_TARGET_GEN 1e12
-#define TLBF_MIN_LOAD_WEIGHT 65536u	/* one key per bit: an empty slice */
-#define TLBF_MAX_LOAD_WEIGHT (64u * 65536u)
+#define TLBF_LOAD_ONE	65536u	/* load is kept in 16.16 fixed point */
+#define TLBF_MIN_LOAD_WEIGHT TLBF_LOAD_ONE	/* one key per bit: an empty slice */
+#define TLBF_MAX_LOAD_WEIGHT (64u * TLBF_LOAD_ONE)
+
+/*
+ * The largest generation: k slices of the largest size, each taking its
+ * whole capacity (less than one key per bit), in load units.
+ */
+#define TLBF_MAX_GEN_SIZE \
+	((uint64_t) TLBF_MAX_K * TLBF_MAX_SLICE_WORDS * 64 * TLBF_LOAD_ONE)
+
+/*
+ * Counters that come from outside may already be near their limit; adding
+ * to them sticks at the limit instead of wrapping to a small number.
+ */
+static inline uint64_t
+tlbf_add_saturating(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 extern double tlbf_clamp_target_gen(double target_gen);
 extern double tlbf_slice_capacity(const TlbfSlice *s);

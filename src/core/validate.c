@@ -64,9 +64,10 @@ validate_header(const Tlbf *f, TlbfProblem *problem)
 	if (f->gen_started != TLBF_NEVER &&
 		!(valid_time(f->gen_started) && f->gen_started <= f->newest))
 		return fail(problem, "Generation start time is out of order");
-	if (f->gen_left > f->gen_size || f->gen_size > (uint64_t) TLBF_MAX_K * TLBF_MAX_SLICE_WORDS * 64)
+	if (f->gen_left > f->gen_size || f->gen_size > TLBF_MAX_GEN_SIZE)
 		return fail(problem, "Generation counters are inconsistent");
-	if (f->nslices != 0 && (f->newest == TLBF_NEVER || f->gen_size == 0))
+	if (f->nslices != 0 &&
+		(f->newest == TLBF_NEVER || f->gen_started == TLBF_NEVER || f->gen_size == 0))
 		return fail(problem, "Slices without insertions");
 	return true;
 }
