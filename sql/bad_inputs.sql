@@ -55,6 +55,7 @@ INSERT INTO catalogue (what, query) VALUES
     ('newest time +infinity', $$SELECT craft(68, '\xffffffffffffff7f')::tlbf$$),
     ('newest time -infinity', $$SELECT craft(68, '\x0000000000000080')::tlbf$$),
     ('generation started after the newest time', $$SELECT craft(76, '\xfffffffffffffff0')::tlbf$$),
+    ('slices but no generation start', $$SELECT craft(76, '\x0000000000000080')::tlbf$$),
     ('generation counter past its size', $$SELECT craft(92, '\xffffffffffffff0f')::tlbf$$),
     ('target generation NaN', $$SELECT craft(100, '\x000000000000f87f')::tlbf$$),
 -- the slice directory
