@@ -26,7 +26,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -37,22 +36,6 @@
 
 static const double rates[] = {0.1, 0.01, 0.001, 0.0001};
 static const uint64_t capacities[] = {1000, 10000};
-
-static FILE *
-open_out(const char *dir, const char *name)
-{
-	char		path[4096];
-	FILE	   *out;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	out = fopen(path, "w");
-	if (out == NULL)
-	{
-		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	return out;
-}
 
 int
 main(int argc, char **argv)
@@ -75,14 +58,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: paper_fpr [--smoke] --out DIR\n");
 		return 1;
 	}
-	points = open_out(dir, "paper_fpr.csv");
+	points = paper_open_out(dir, "paper_fpr.csv");
 	fprintf(points,
 			"# Figures 4-5: span 300 s, one distinct element every 0.1 s, 10,000 elements.\n"
 			"# Sampled after every %d-th insertion (%d points); a filter of error rate 10^-i gets %.4g x 10^i x 10,000\n"
 			"# absent elements in all, spread evenly over the points (fresh ones at each point).\n"
 			"capacity,error_rate,k,l,insertion,time_s,slices,slice0_bits,absent_queried,false_positives,fpr\n",
 			POINT_EVERY, NPOINTS, share);
-	summary = open_out(dir, "paper_fpr_summary.csv");
+	summary = paper_open_out(dir, "paper_fpr_summary.csv");
 	fprintf(summary,
 			"# Per filter: the rate over all points, over the steady state (points at or after 600 s), the highest\n"
 			"# point, and the no-false-negative check at every point (live elements queried, missed).\n"

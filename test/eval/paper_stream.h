@@ -10,8 +10,10 @@
 #ifndef EVAL_PAPER_STREAM_H
 #define EVAL_PAPER_STREAM_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hashing.h"
 #include "heap_memory.h"
@@ -82,6 +84,23 @@ paper_missed(const Tlbf *f, long i)
 	for (long j = paper_first_live(i); j <= i; j++)
 		missed += !tlbf_query(f, eval_hash(paper_key(j)), paper_time(i), f->span);
 	return missed;
+}
+
+/* A CSV file of the output directory, opened for writing (or exit). */
+static inline FILE *
+paper_open_out(const char *dir, const char *name)
+{
+	char		path[4096];
+	FILE	   *out;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	out = fopen(path, "w");
+	if (out == NULL)
+	{
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	return out;
 }
 
 #endif							/* EVAL_PAPER_STREAM_H */

@@ -39,7 +39,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -123,22 +122,6 @@ run_filter(double rate, uint64_t capacity, int k, int l, FILE *series,
 	free(f);
 }
 
-static FILE *
-open_out(const char *dir, const char *name)
-{
-	char		path[4096];
-	FILE	   *out;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	out = fopen(path, "w");
-	if (out == NULL)
-	{
-		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	return out;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -161,14 +144,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 
-	series = open_out(dir, "paper_series.csv");
+	series = paper_open_out(dir, "paper_series.csv");
 	fprintf(series,
 			"# Figures 1-3: error rate 0.1, span 300 s, one distinct element every 0.1 s, 10,000 elements.\n"
 			"# Recorded at every insertion; a line is written when a value changed (and for the last insertion):\n"
 			"# each line's values hold until the next line's insertion. slice0_bits: size of the newest slice; bits: all slices' bits;\n"
 			"# live: elements inserted at or after now - 300 s; bits_per_element = bits / live.\n"
 			"capacity,k,l,insertion,time_s,slices,slice0_bits,bits,live,bits_per_element\n");
-	fn_check = open_out(dir, "paper_fn_check.csv");
+	fn_check = paper_open_out(dir, "paper_fn_check.csv");
 	fprintf(fn_check,
 			"# Every element inserted within the span, queried at %s insertion: checks and misses (false negatives).\n"
 			"error_rate,capacity,k,l,checks,missed\n",
@@ -184,7 +167,7 @@ main(int argc, char **argv)
 		}
 	fclose(series);
 
-	table2 = open_out(dir, "paper_table2.csv");
+	table2 = paper_open_out(dir, "paper_table2.csv");
 	fprintf(table2,
 			"# Table 2: bits per element at steady state (insertions at or after 600 s = two spans: insertions 6,000 to 9,999),\n"
 			"# same stream as Figures 1-3, the core's default (k, l) per error rate. theory_bits = (k+l)k/(l ln 2).\n"
