@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make test: install what is missing, build and install the extension, then
-# run the core's C unit tests and the SQL regression tests against a
-# throwaway cluster.
+# run the core's C unit tests (plain and sanitized), the SQL regression and
+# isolation tests against a throwaway cluster, the fuzz and evaluation smoke
+# runs and the TAP tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,9 @@ if ! TLBF_CLUSTER_CONF="tlbf.worker_enabled = off" \
     [ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
     exit 1
 fi
+
+echo "== fuzz targets of the core: saved crashing inputs, then a short run"
+scripts/fuzz.sh --smoke
 
 echo "== evaluation harness, smoke run"
 scripts/eval.sh --smoke
