@@ -14,6 +14,14 @@ titles = "'synthetic streams, window of 20,000 insertions' 'bursty streams, time
 
 row(g, s) = (strcol(1) eq word(corpora, g) && strcol(2) eq word(patterns, g) && strcol(4) eq word(names, s))
 
+# Corpora with rows: a smoke run without the web log has none of its lines,
+# and gnuplot refuses to plot no points, so their panels stay empty.
+array present[4]
+do for [g=1:4] {
+	stats summary using (row(g, 8) ? 1 : 0) nooutput
+	present[g] = STATS_sum > 0
+}
+
 set output dir."/window_fpr.png"
 set multiplot layout 2,2 title "False-positive rate on fresh keys at equal memory (median over patterns and seeds; a rate of 0 is not drawn)"
 set logscale y
@@ -25,6 +33,7 @@ set xtics (8, 12, 14)
 set key outside right
 do for [g=1:4] {
 	set title word(titles, g)
+	if (!present[g]) { set multiplot next; continue }
 	plot for [s=1:8] summary using (row(g, s) ? column(3) : NaN):(column(7) > 0 ? column(7) : NaN) \
 		smooth unique with linespoints lw (s == 8 ? 3 : 1.5) pt s ps 1.3 title word(labels, s)
 }
@@ -46,6 +55,7 @@ set yrange [0:*]
 do for [g in "1 4"] {
 	gi = g + 0
 	set title word(titles, gi)
+	if (!present[gi]) { set multiplot next; continue }
 	plot for [s=1:8] summary using (s):(row(gi, s) && column(3) == 14 ? column(10) : NaN) with boxes lc s
 }
 unset multiplot
@@ -59,6 +69,7 @@ set boxwidth 0.25
 do for [g in "1 4"] {
 	gi = g + 0
 	set title word(titles, gi)
+	if (!present[gi]) { set multiplot next; continue }
 	plot for [s=1:8] summary using (s - 0.27):(row(gi, s) && column(3) == 14 ? column(7) : NaN) with boxes lc 1 title (s == 1 ? "false-positive rate" : ""), \
 		 for [s=1:8] summary using (s):(row(gi, s) && column(3) == 14 ? column(8) : NaN) with boxes lc 2 title (s == 1 ? "live false-negative rate" : ""), \
 		 for [s=1:8] summary using (s + 0.27):(row(gi, s) && column(3) == 14 ? column(9) : NaN) with boxes lc 3 title (s == 1 ? "expired-key positive rate" : "")
