@@ -18,8 +18,8 @@ cd "$(dirname "$0")/.."
 targets=(fuzz_text fuzz_binary fuzz_deserialize fuzz_union fuzz_operations)
 jobs=$(nproc 2>/dev/null || echo 1)
 case "${1:-}" in
-    # about 45 s of fuzzing in all, whatever the number of cores
-    --smoke) seconds=$((45 / ((${#targets[@]} + jobs - 1) / jobs))) ;;
+    # 60 s of fuzzing in all, whatever the number of cores
+    --smoke) seconds=$((60 / ((${#targets[@]} + jobs - 1) / jobs))) ;;
     '' | *[!0-9]* | 0*) echo "usage: scripts/fuzz.sh SECONDS | --smoke" >&2; exit 2 ;;
     *) seconds=$1 ;;
 esac
