@@ -59,8 +59,7 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 				 errhint("Retire expired slices first (tlbf_retire), or merge fewer filters.")));
 	out = palloc(size);
 	for (int i = 0; i < n; i++)
-		truncated = inputs[i]->truncated > PG_UINT64_MAX - truncated ?
-			PG_UINT64_MAX : truncated + inputs[i]->truncated;	/* as the core sums */
+		truncated = tlbf_add_saturating(truncated, inputs[i]->truncated);
 	tlbf_merge(out, inputs, n);
 	tlbf_check_status_for(TLBF_OK, truncated, out, "the limit of 65536 slices",
 						  "Union fewer filters, or retire expired slices first (tlbf_retire).");

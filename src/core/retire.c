@@ -13,7 +13,6 @@
  */
 #include <string.h>
 
-#include "sizing.h"
 #include "tlbf.h"
 
 /* A slice is expired when its last insertion is older than at - window. */

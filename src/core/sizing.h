@@ -31,16 +31,6 @@
 #define TLBF_MAX_GEN_SIZE \
 	((uint64_t) TLBF_MAX_K * TLBF_MAX_SLICE_WORDS * 64 * TLBF_LOAD_ONE)
 
-/*
- * Counters that come from outside may already be near their limit; adding
- * to them sticks at the limit instead of wrapping to a small number.
- */
-static inline uint64_t
-tlbf_add_saturating(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 extern double tlbf_clamp_target_gen(double target_gen);
 extern double tlbf_slice_capacity(const TlbfSlice *s);
 extern uint32_t tlbf_load_weight(const TlbfSlice *s, double keys);

@@ -72,6 +72,16 @@ typedef enum TlbfStatus
 	TLBF_OVER_LIMIT				/* the newest k slices alone exceed max_bytes */
 } TlbfStatus;
 
+/*
+ * Counters that come from outside may already be near their limit; adding
+ * to them sticks at the limit instead of wrapping to a small number.
+ */
+static inline uint64_t
+tlbf_add_saturating(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* params.c */
 extern bool tlbf_check_params(TlbfParams *params, TlbfProblem *problem);
 extern double tlbf_fpr(int k, int l);
