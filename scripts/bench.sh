@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make bench: timing figures, each a ratio measured side by side in one run.
+# make bench: timing figures, each a ratio measured side by side in one run
+# (and, alongside, what input order does to an aggregate's result).
 # Not part of make test: these machines are noisy, so timings never decide
 # whether a test passes.
 set -euo pipefail
@@ -22,6 +23,10 @@ TLBF_FILTER_HEX="$hex" scripts/cluster.sh psql -X -q -f test/bench/sql_contains.
 echo
 echo "== SQL: aggregates"
 scripts/cluster.sh psql -X -q -f test/bench/sql_aggregates.sql
+
+echo
+echo "== SQL: tlbf_agg's result by input order and plan (accuracy and size)"
+scripts/cluster.sh psql -X -q -f test/bench/sql_agg_order.sql
 
 echo
 echo "== shared filters: rejecting recent duplicates on INSERT (library preloaded)"
