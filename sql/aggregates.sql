@@ -46,6 +46,30 @@ FROM (SELECT user_id, at,
              tlbf_agg(user_id, at, '10 minutes') OVER (ORDER BY at ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) AS f
       FROM visits WHERE id <= 2000) w;
 
+-- The state is one filter that rows are added to in place, never copied
+-- per row: the aggregate's memory stays within twice the filter's size plus
+-- a constant, and follows the filter down when it shrinks.  The state lives
+-- in an ExprContext of the Agg node; its size is read mid-aggregate by a
+-- function in the aggregated expression (the row argument keeps it from
+-- being folded).  First a steady stream, then a burst of 300,000 keys in
+-- 0.3 s followed by a stream 1000 times slower, which the filter sheds
+-- within two spans.
+CREATE FUNCTION largest_context_bytes(context text, per_row anyelement) RETURNS bigint
+    LANGUAGE sql VOLATILE
+    AS $$ SELECT max(total_bytes) FROM pg_backend_memory_contexts WHERE name = context $$;
+SELECT filter_bytes > 1000000 AS large_filter, peak_bytes <= 2 * filter_bytes + 65536 AS within_twice
+FROM (SELECT pg_column_size(tlbf_agg(g, '2024-01-01'::timestamptz + g * interval '1 ms', '10 minutes')) AS filter_bytes,
+             max(largest_context_bytes('ExprContext', g)) FILTER (WHERE g % 5000 = 0) AS peak_bytes
+      FROM generate_series(1, 500000) g) s;
+SELECT peak_bytes > 2000000 AS burst_was_large, filter_bytes < 30000 AS filter_shrank,
+       end_bytes <= 2 * filter_bytes + 65536 AS memory_followed
+FROM (SELECT pg_column_size(tlbf_agg(g, at, '1 minute')) AS filter_bytes,
+             max(largest_context_bytes('ExprContext', g)) FILTER (WHERE g % 5000 = 0) AS peak_bytes,
+             max(largest_context_bytes('ExprContext', g)) FILTER (WHERE g > 349000 AND g % 200 = 0) AS end_bytes
+      FROM (SELECT g, CASE WHEN g <= 300000 THEN '2024-01-01'::timestamptz + g * interval '1 us'
+                           ELSE '2024-01-01'::timestamptz + (g - 300000) * interval '10 ms' END AS at
+            FROM generate_series(1, 350000) g) rows) s;
+
 -- NULLs: rows with a NULL item or time are skipped; no rows give NULL.
 SELECT tlbf_info(tlbf_agg(u, t, '1 hour'))->'inserted' AS inserted
 FROM (VALUES (1, '2024-01-01 00:00+00'::timestamptz), (NULL, '2024-01-01 00:00+00'),

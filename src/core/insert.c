@@ -214,6 +214,23 @@ shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
 }
 
 /*
+ * A generation is planned to last span/l, but it ends only when its load is
+ * used up: after a burst, slices sized for the burst's rate would take a
+ * slower stream ages to fill, and all that time the burst's keys would stay
+ * in slices still being written (never expiring) and the filter would stay
+ * as large as the burst made it.  So a generation also ends once it has
+ * lasted twice its planned time, and the next slice is sized for the rate
+ * actually seen.  At a steady rate this never triggers.  It bounds how long
+ * a slice is written after a key lands in it: k generations of at most
+ * 2*span/l each.
+ */
+static bool
+generation_overdue(const Tlbf *f, TlbfTime now)
+{
+	return f->gen_started < now - TLBF_OVERDUE_FACTOR * (f->span / f->l);
+}
+
+/*
  * Add a key at time 'at'.  On TLBF_OUT_OF_MEMORY or TLBF_OVER_LIMIT the
  * filter is unchanged (though it may have moved: *fp is always current).
  */
@@ -230,7 +247,7 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 
 	if (f->nslices == 0 || f->newest < now - f->span)
 		status = start_fresh(fp, memory, now);
-	else if (f->gen_left == 0)
+	else if (f->gen_left == 0 || generation_overdue(f, now))
 		status = shift(fp, memory, now);
 	if (status != TLBF_OK)
 		return status;

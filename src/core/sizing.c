@@ -105,14 +105,15 @@ tlbf_generation_size(const Tlbf *f)
 
 /*
  * The generation size, in keys, that would make a generation last span/l
- * at the rate of the one that just ended (eq. 6).  A generation that took
- * no time (a burst within one instant) or a much faster one grows the
- * target by at most TLBF_MAX_GROWTH.
+ * at the rate of the one that just ended (eq. 6), from the load it actually
+ * took (all of its plan, unless it ended because it was overdue).  A
+ * generation that took no time (a burst within one instant) or a much
+ * faster one grows the target by at most TLBF_MAX_GROWTH.
  */
 double
 tlbf_target_generation(const Tlbf *f, TlbfTime now)
 {
-	double		g = (double) f->gen_size / (f->k * WEIGHT_ONE);
+	double		g = (double) (f->gen_size - f->gen_left) / (f->k * WEIGHT_ONE);
 	double		elapsed = (double) now - (double) f->gen_started;
 	double		most = g * TLBF_MAX_GROWTH;
 	double		target;

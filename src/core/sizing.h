@@ -18,6 +18,12 @@
  * one instant), while still following a tenfold rate change in one shift.
  */
 #define TLBF_MAX_GROWTH		16.0
+
+/*
+ * A generation that has lasted this many times its planned span/l ends
+ * even if its slices still have room (see insert.c).
+ */
+#define TLBF_OVERDUE_FACTOR 2
 #define TLBF_MIN_TARGET_GEN 1e-3
 #define TLBF_MAX_TARGET_GEN 1e12
 #define TLBF_LOAD_ONE	65536u	/* load is kept in 16.16 fixed point */

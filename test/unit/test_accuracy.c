@@ -225,6 +225,52 @@ test_expired_keys(void **state)
 }
 
 /*
+ * Slack: past its span a key fades rather than vanishes, since a slice
+ * expires with its newest key and a key's slices are written for k more
+ * generations.  At a steady rate, the share of keys still reported at a few
+ * ages (in spans; the keys of one second, at ten moments: 10,000 keys per
+ * age): it falls to the false-positive rate by span + (k+1) generations
+ * (1.44 spans at k=10, l=25).
+ */
+static void
+test_slack(void **state)
+{
+	static const double ages[] = {1.0, 1.02, 1.1, 1.2, 1.3, 1.5};
+	const int	nages = sizeof(ages) / sizeof(ages[0]);
+	long		reported[sizeof(ages) / sizeof(ages[0])] = {0};
+	const int	moments = 10;
+	TestFilter	t;
+	uint64_t	key = 0;
+	TlbfTime	now;
+	double		previous = 1.0;
+
+	tf_create(&t, SPAN, 0.01, (uint64_t) RATE * SPAN / SECOND);
+	now = feed(&t, &key, START, 3.0);
+	for (int m = 0; m < moments; m++)
+	{
+		now = feed(&t, &key, now, 0.1);
+		for (int a = 0; a < nages; a++)
+		{
+			/* key i was added at START + (i + 1) * GAP */
+			uint64_t	last = (uint64_t) ((now - (TlbfTime) (ages[a] * SPAN) - START) / GAP) - 1;
+
+			for (long i = 0; i < RATE; i++)
+				reported[a] += tf_has(&t, last - i, now);
+		}
+	}
+	for (int a = 0; a < nages; a++)
+	{
+		double		share = (double) reported[a] / (moments * RATE);
+
+		print_message("slack: keys %.2f spans old reported %.4f\n", ages[a], share);
+		assert_true(share <= previous + 0.005);
+		previous = share;
+	}
+	assert_true(previous <= 1.25 * 0.01);
+	tf_free(&t);
+}
+
+/*
  * After a pause longer than the span the first insertion starts afresh:
  * the slices that held the old keys are not written again, which would
  * bring all of them back.
@@ -259,6 +305,7 @@ main(void)
 		cmocka_unit_test(test_returning_keys),
 		cmocka_unit_test(test_undersized_peak),
 		cmocka_unit_test(test_expired_keys),
+		cmocka_unit_test(test_slack),
 		cmocka_unit_test(test_no_resurrection_after_pause),
 	};
 

@@ -119,6 +119,21 @@ gaps_near_span(long i, TlbfTime previous, uint64_t *rng)
 	return previous + 10 * 1000;
 }
 
+/* 30,000 keys within 30 ms, then one every 10 ms: 1000 times slower */
+static TlbfTime
+burst_then_slow(long i, TlbfTime previous, uint64_t *rng)
+{
+	return previous + (i < 30000 ? 1 : 10 * 1000);
+}
+
+/* 500 keys at 10 ms, then 10 s of silence: shorter than the span, longer
+ * than a generation */
+static TlbfTime
+stop_and_go(long i, TlbfTime previous, uint64_t *rng)
+{
+	return previous + (i % 500 == 499 ? 10 * SECOND : 10 * 1000);
+}
+
 /* the rate rises 20-fold over 10 spans, then falls back */
 static TlbfTime
 slow_ramp(long i, TlbfTime previous, uint64_t *rng)
@@ -194,6 +209,8 @@ static const Stream streams[] = {
 	{"100x bursts", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 120000, bursts, false, NULL},
 	{"idle gaps longer than the span", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 30000, idle_gaps, true, NULL},
 	{"idle gaps near the span", 0.001, 0, 0, 6000, ONE_MINUTE_SPAN, 36000, gaps_near_span, false, NULL},
+	{"a burst, then 1000x slower", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 80000, burst_then_slow, false, NULL},
+	{"stop and go", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 40000, stop_and_go, true, NULL},
 	{"slow ramp up and down", 0.01, 0, 0, 1200, ONE_MINUTE_SPAN, 150000, slow_ramp, true, NULL},
 	{"out-of-order times", 0.01, 0, 0, 6000, ONE_MINUTE_SPAN, 60000, out_of_order, false, NULL},
 	{"one instant", 0.01, 0, 0, 1000, ONE_MINUTE_SPAN, 50000, same_instant, false, NULL},

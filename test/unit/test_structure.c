@@ -93,6 +93,51 @@ test_growth_and_return(void **state)
 }
 
 /*
+ * A burst, then a stream 1000 times slower.  The slices sized for the burst
+ * are not left to fill at the slow rate (which would keep the burst's keys
+ * in slices still being written, and the filter burst-sized, for a very
+ * long time): a generation ends at the latest after twice its planned
+ * span/l.  So span + 2k*span/l after the burst its slices have expired, its
+ * keys are reported only at the false-positive rate, and the filter is the
+ * size the slow stream alone gets.
+ */
+static void
+test_burst_then_slow(void **state)
+{
+	TestFilter	t,
+				slow_only;
+	TlbfTime	at = START;
+	TlbfTime	burst_end;
+	uint64_t	key = 0;
+	uint64_t	burst_keys;
+	int64_t		forgotten_after;
+	long		reported = 0;
+
+	tf_create(&t, SPAN, 0.01, 1000);
+	tf_create(&slow_only, SPAN, 0.01, 1000);
+	for (int i = 0; i < 300000; i++)	/* 300,000 keys in 0.3 s */
+		tf_add(&t, key++, ++at);
+	burst_keys = key;
+	burst_end = at;
+	forgotten_after = SPAN + 2 * t.f->k * (SPAN / t.f->l);
+	while (at < burst_end + forgotten_after + SECOND)	/* then 100 a second */
+	{
+		at += 10 * 1000;
+		tf_add(&t, key, at);
+		tf_add(&slow_only, key, at);
+		key++;
+	}
+	for (uint64_t k = 0; k < burst_keys; k++)
+		reported += tf_has(&t, k, at);
+	print_message("burst then 1000x slower: %ld of %lu burst keys reported, %zu bytes (slow stream alone: %zu)\n",
+				  reported, (unsigned long) burst_keys, tlbf_size(t.f), tlbf_size(slow_only.f));
+	assert_true(reported <= 1.25 * 0.01 * burst_keys);
+	assert_true(tlbf_size(t.f) <= 1.25 * tlbf_size(slow_only.f));
+	tf_free(&t);
+	tf_free(&slow_only);
+}
+
+/*
  * Repeats of a key within a generation set no new bit and do not count
  * towards capacity: a stream where every key comes five times in a row
  * gets the same filter size as the stream of its distinct keys.
@@ -470,6 +515,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slices_stay_within_capacity),
 		cmocka_unit_test(test_growth_and_return),
+		cmocka_unit_test(test_burst_then_slow),
 		cmocka_unit_test(test_repeats_do_not_grow_the_filter),
 		cmocka_unit_test(test_older_times_are_clamped),
 		cmocka_unit_test(test_retire_keeps_answers),
