@@ -29,7 +29,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/interrupt.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -253,8 +252,8 @@ maintain_column(const Pass *pass, Registration *r)
 		do
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (ShutdownRequestPending)
-				return;			/* the worker is asked to stop: go on next time */
+			if (pass->own_transactions && tlbf_worker_should_leave())
+				return;			/* the worker is to leave: go on next time */
 			begin_step(pass);
 			if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(r->relid)))
 			{

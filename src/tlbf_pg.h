@@ -34,6 +34,7 @@ extern int	tlbf_snapshot_interval;
 
 /* worker.c */
 extern void tlbf_register_launcher(void);
+extern bool tlbf_worker_should_leave(void);
 
 /* maintenance.c */
 extern List *tlbf_maintenance_pass(bool own_transactions, MemoryContext context);

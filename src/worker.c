@@ -9,15 +9,20 @@
  * databases and starts, in each that has no worker running, a worker that
  * runs one maintenance pass (maintenance.c).  In a database without the
  * extension that worker exits at once; in one without shared filters it
- * exits after its pass, so that nothing stays connected to the database
- * and DROP DATABASE is not blocked (a pass in progress holds it up for as
- * long as the pass lasts; DROP DATABASE waits five seconds for that).
+ * exits after its pass, so that nothing stays connected to the database.
  *
  * In a database with shared filters the worker stays: it runs a pass every
  * tlbf.naptime, saves the filters that changed every tlbf.snapshot_interval,
  * and saves them once more when it is told to stop (a clean shutdown).
- * Such a database can be dropped after its shared filters are, or with
- * DROP DATABASE ... WITH (FORCE).
+ *
+ * A worker must not keep DROP DATABASE (or ALTER DATABASE ... RENAME or SET
+ * TABLESPACE, or CREATE DATABASE ... TEMPLATE) from running: those refuse to
+ * run while another session is connected.  So while connected, a worker
+ * holds a lock on its database that new connections do not conflict with
+ * but those commands do: they queue behind it, the worker sees them waiting
+ * (within YIELD_CHECK_MS, or after the batch it is working on), saves its
+ * shared filters, lets go and leaves, and they go on.  The launcher starts
+ * a worker there again later if the database is still there.
  *
  * Both handle SIGHUP (reload the configuration) and SIGTERM (finish and
  * exit), wait on their latch and leave when the postmaster dies.  The
@@ -41,6 +46,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -49,6 +55,17 @@
 #define LAUNCHER_NAME	"tlbf launcher"
 #define WORKER_NAME		"tlbf maintenance"
 #define RESTART_SECONDS 10
+#define YIELD_CHECK_MS	500
+
+/*
+ * The lock a worker holds on its database: RowExclusiveLock, which new
+ * connections also take while they start (no conflict), and which the
+ * ShareLock of CREATE DATABASE ... TEMPLATE and the AccessExclusiveLock of
+ * DROP DATABASE and ALTER DATABASE conflict with.
+ */
+#define DATABASE_LOCK	RowExclusiveLock
+
+static bool holding_database_lock = false;
 
 PGDLLEXPORT void tlbf_launcher_main(Datum arg);
 PGDLLEXPORT void tlbf_maintenance_main(Datum arg);
@@ -257,6 +274,23 @@ save_shared_filters(void)
 	}
 }
 
+/*
+ * Should the worker leave now: it was asked to stop, or a command that
+ * needs its database to itself is waiting for the worker's lock.
+ */
+bool
+tlbf_worker_should_leave(void)
+{
+	LOCKTAG		tag;
+
+	if (ShutdownRequestPending)
+		return true;
+	if (!holding_database_lock)
+		return false;
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+	return LockHasWaiters(&tag, DATABASE_LOCK, true);
+}
+
 static bool
 database_has_shared_filters(void)
 {
@@ -274,6 +308,8 @@ tlbf_maintenance_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+	LockSharedObjectForSession(DatabaseRelationId, MyDatabaseId, 0, DATABASE_LOCK);
+	holding_database_lock = true;
 	pgstat_report_appname(WORKER_NAME);
 	pass_context = AllocSetContextCreate(TopMemoryContext, "tlbf maintenance pass",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -285,7 +321,7 @@ tlbf_maintenance_main(Datum arg)
 		long		sleep_ms;
 
 		process_reload();
-		if (ShutdownRequestPending)
+		if (tlbf_worker_should_leave())
 			break;
 		now = GetCurrentTimestamp();
 		if (now >= next_pass)
@@ -303,11 +339,13 @@ tlbf_maintenance_main(Datum arg)
 		}
 		sleep_ms = TimestampDifferenceMilliseconds(now, Min(next_pass, next_save));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(sleep_ms, 1), PG_WAIT_EXTENSION);
+						 Min(Max(sleep_ms, 1), YIELD_CHECK_MS), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 	/* a clean stop: what changed since the last save is saved now */
 	if (database_has_shared_filters())
 		save_shared_filters();
+	UnlockSharedObjectForSession(DatabaseRelationId, MyDatabaseId, 0, DATABASE_LOCK);
+	holding_database_lock = false;
 	proc_exit(0);
 }

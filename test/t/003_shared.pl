@@ -137,11 +137,27 @@ is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM pair_events}),
 	'110', '... and rebuilds a trigger\'s multi-column keys the way the trigger makes them');
 
-# A database with shared filters can be dropped once they are.
-$node->safe_psql('other', "SELECT tlbf_shared_drop('clicks')");
-sleep 2;
-($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE other');
-is($ret, 0, 'DROP DATABASE works once its shared filters are dropped');
+# The worker of a database with shared filters stays connected, but gives
+# way to the commands that need the database to themselves.
+sub worker_in
+{
+	my ($db) = @_;
+	return $node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE datname = '$db' AND backend_type = 'tlbf maintenance'");
+}
+ok(worker_in('other'), 'a worker stays connected to a database with shared filters');
+($ret, $stdout, $stderr) = $node->psql('postgres', 'ALTER DATABASE other RENAME TO renamed');
+is($ret, 0, 'ALTER DATABASE ... RENAME gets past it') or diag($stderr);
+ok(worker_in('renamed'), '... and the worker comes back');
+is($node->safe_psql('renamed', "SELECT tlbf_shared_contains('clicks', 'only here')"), 't',
+	'... to the same filters');
+($ret, $stdout, $stderr) = $node->psql('postgres', 'CREATE DATABASE copied TEMPLATE renamed');
+is($ret, 0, 'CREATE DATABASE ... TEMPLATE gets past it') or diag($stderr);
+ok(worker_in('renamed'), '... and the worker comes back');
+($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE renamed');
+is($ret, 0, 'DROP DATABASE gets past it, without FORCE') or diag($stderr);
+($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE copied');
+is($ret, 0, '... also in a copy of the database') or diag($stderr);
 
 $node->stop;
 done_testing();
