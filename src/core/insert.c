@@ -227,7 +227,15 @@ shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
 static bool
 generation_overdue(const Tlbf *f, TlbfTime now)
 {
-	return f->gen_started < now - TLBF_OVERDUE_FACTOR * (f->span / f->l);
+	/*
+	 * now - gen_started > factor * span / l, without a division per key.
+	 * gen_started <= newest <= now, so the difference fits in 64 bits
+	 * unsigned, and the product in 128.
+	 */
+	uint64_t	elapsed = (uint64_t) now - (uint64_t) f->gen_started;
+
+	return (unsigned __int128) elapsed * f->l >
+		(unsigned __int128) TLBF_OVERDUE_FACTOR * (uint64_t) f->span;
 }
 
 /*

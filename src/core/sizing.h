@@ -18,17 +18,17 @@
  * one instant), while still following a tenfold rate change in one shift.
  */
 #define TLBF_MAX_GROWTH		16.0
+#define TLBF_MIN_TARGET_GEN 1e-3
+#define TLBF_MAX_TARGET_GEN 1e12
+#define TLBF_LOAD_ONE	65536u	/* load is kept in 16.16 fixed point */
+#define TLBF_MIN_LOAD_WEIGHT TLBF_LOAD_ONE	/* one key per bit: an empty slice */
+#define TLBF_MAX_LOAD_WEIGHT (64u * TLBF_LOAD_ONE)
 
 /*
  * A generation that has lasted this many times its planned span/l ends
  * even if its slices still have room (see insert.c).
  */
 #define TLBF_OVERDUE_FACTOR 2
-#define TLBF_MIN_TARGET_GEN 1e-3
-#define TLBF_MAX_TARGET_GEN 1e12
-#define TLBF_LOAD_ONE	65536u	/* load is kept in 16.16 fixed point */
-#define TLBF_MIN_LOAD_WEIGHT TLBF_LOAD_ONE	/* one key per bit: an empty slice */
-#define TLBF_MAX_LOAD_WEIGHT (64u * TLBF_LOAD_ONE)
 
 /*
  * The largest generation: k slices of the largest size, each taking its
