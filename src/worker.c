@@ -46,7 +46,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
-#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -274,6 +274,41 @@ save_shared_filters(void)
 	}
 }
 
+/* The lock tag of this database (a shared object). */
+static LOCKTAG
+database_lock_tag(void)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+	return tag;
+}
+
+/*
+ * Take the worker's lock on its database, as a session lock, without
+ * waiting: if it is not free, a command that needs the database to itself
+ * is running, and the worker should not be there.
+ */
+static bool
+lock_database(void)
+{
+	LOCKTAG		tag = database_lock_tag();
+
+	holding_database_lock =
+		LockAcquire(&tag, DATABASE_LOCK, true, true) != LOCKACQUIRE_NOT_AVAIL;
+	return holding_database_lock;
+}
+
+static void
+unlock_database(void)
+{
+	LOCKTAG		tag = database_lock_tag();
+
+	if (holding_database_lock)
+		LockRelease(&tag, DATABASE_LOCK, true);
+	holding_database_lock = false;
+}
+
 /*
  * Should the worker leave now: it was asked to stop, or a command that
  * needs its database to itself is waiting for the worker's lock.
@@ -281,14 +316,11 @@ save_shared_filters(void)
 bool
 tlbf_worker_should_leave(void)
 {
-	LOCKTAG		tag;
+	LOCKTAG		tag = database_lock_tag();
 
 	if (ShutdownRequestPending)
 		return true;
-	if (!holding_database_lock)
-		return false;
-	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
-	return LockHasWaiters(&tag, DATABASE_LOCK, true);
+	return holding_database_lock && LockHasWaiters(&tag, DATABASE_LOCK, true);
 }
 
 static bool
@@ -308,8 +340,8 @@ tlbf_maintenance_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
-	LockSharedObjectForSession(DatabaseRelationId, MyDatabaseId, 0, DATABASE_LOCK);
-	holding_database_lock = true;
+	if (!lock_database())
+		proc_exit(0);
 	pgstat_report_appname(WORKER_NAME);
 	pass_context = AllocSetContextCreate(TopMemoryContext, "tlbf maintenance pass",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -345,7 +377,6 @@ tlbf_maintenance_main(Datum arg)
 	/* a clean stop: what changed since the last save is saved now */
 	if (database_has_shared_filters())
 		save_shared_filters();
-	UnlockSharedObjectForSession(DatabaseRelationId, MyDatabaseId, 0, DATABASE_LOCK);
-	holding_database_lock = false;
+	unlock_database();
 	proc_exit(0);
 }
