@@ -285,3 +285,19 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	f->newest = now;
 	return TLBF_OK;
 }
+
+/*
+ * Ask the CPU to fetch the words an insertion of 'hash' will write, so that
+ * a caller with other work to do meanwhile (the next row of a scan) does not
+ * wait for them.  A hint only: nothing is read or written.
+ */
+void
+tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+	const uint64_t *words = tlbf_words(f);
+	uint32_t	n = f->nslices < f->k ? f->nslices : f->k;
+
+	for (uint32_t i = 0; i < n; i++)
+		__builtin_prefetch(&words[s[i].offset + (tlbf_bit_position(hash, &s[i]) >> 6)], 1);
+}
