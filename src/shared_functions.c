@@ -155,6 +155,8 @@ tlbf_shared_insert(FunctionCallInfo fcinfo, const char *name, const TlbfHash *ha
 	memory.context = NULL;
 	memory.allocated = memory.max_bytes = tlbf_shared_region(&ref);
 	truncated_before = ref.filter->truncated;
+	/* the insertion's cache misses overlap the query's */
+	tlbf_prefetch_insert(ref.filter, hashes[0]);
 	absent = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span);
 	for (int i = 0; i < n && status == TLBF_OK; i++)
 		status = tlbf_insert(&ref.filter, &memory, hashes[i], times[i]);
