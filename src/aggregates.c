@@ -6,12 +6,13 @@
  *	  distributed aggregation need.
  *
  * The state, in the aggregate's memory context, is one filter that rows
- * are added to in place (growing by doubling, so at most twice its size),
- * and a list of filters waiting to be merged with it: other workers'
- * partial states, or tlbf_union_agg's inputs.  Merging waits for the final
- * function, so that n inputs are copied once instead of n times.  The final
- * function builds a new value and leaves the state as it was, so the
- * aggregates also work as window functions.
+ * are added to in place (growing by doubling, so at most twice its size;
+ * each row one call late, see tlbf_agg_trans), and a list of filters
+ * waiting to be merged with it: other workers' partial states, or
+ * tlbf_union_agg's inputs.  Merging waits for the final function, so that
+ * n inputs are copied once instead of n times.  The final function builds a
+ * new value and leaves the state as it was, so the aggregates also work as
+ * window functions.
  *
  *-------------------------------------------------------------------------
  */
