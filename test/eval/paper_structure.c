@@ -23,8 +23,8 @@
  * capacities) the first slices, sized from the capacity guess, are all
  * dropped by 508 s at the latest, so from 600 s on the filter holds only
  * slices sized from the observed rate.  (Of the figures' over-sized
- * filters, (5,7) keeps its first slices until 639 s and (4,3) past the
- * end of the stream: Figure 3b.)
+ * filters, (5,7) keeps its first slices until 561 s and (4,3) until
+ * 905 s: Figure 3b.)
  *
  * The no-false-negative check queries, after every insertion, every
  * element inserted within the span (3,001 once full), including the one
