@@ -152,3 +152,41 @@ FROM (SELECT tlbf_union_agg(f) AS f FROM (SELECT tlbf_agg(user_id, at, '1 hour')
      visits v
 WHERE v.at > '2024-01-01 01:00+00';
 RESET ALL;
+SET TimeZone = 'UTC';
+
+-- Partitionwise aggregation: a partial aggregate per partition, serialized
+-- and combined in the same process (no Gather).  Same answers as the serial
+-- plan over the whole table.
+CREATE TABLE visits_by_site (LIKE visits) PARTITION BY LIST (site);
+CREATE TABLE visits_site_0 PARTITION OF visits_by_site FOR VALUES IN ('site-0');
+CREATE TABLE visits_site_1 PARTITION OF visits_by_site FOR VALUES IN ('site-1');
+CREATE TABLE visits_site_2 PARTITION OF visits_by_site FOR VALUES IN ('site-2');
+INSERT INTO visits_by_site SELECT * FROM visits;
+ANALYZE visits_by_site;
+SET enable_partitionwise_aggregate = on;
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF)
+SELECT tlbf_agg(user_id, at, '1 hour', 1e-9) FROM visits_by_site WHERE at > '2024-01-01 01:00+00';
+SELECT count(*) FILTER (WHERE tlbf_contains(s.f, g, '2024-01-01 02:00+00')
+                          <> tlbf_contains(p.f, g, '2024-01-01 02:00+00')) AS different_answers,
+       count(*) FILTER (WHERE g < 5000 AND NOT tlbf_contains(p.f, g, '2024-01-01 02:00+00')) AS missed
+FROM serial_answers s,
+     (SELECT tlbf_agg(user_id, at, '1 hour', 1e-9) AS f FROM visits_by_site
+      WHERE at > '2024-01-01 01:00+00') p,
+     generate_series(0, 6999) g;
+-- Grouped, so that each partial aggregate sends several states, and Merge
+-- Append holds one from each partition while it reads the others.
+SET cpu_tuple_cost = 1;
+EXPLAIN (COSTS OFF)
+SELECT user_id % 2 AS parity, tlbf_agg(user_id, at, '1 hour', 1e-9) AS f
+FROM visits_by_site GROUP BY 1;
+SELECT count(*) FILTER (WHERE tlbf_contains(s.f, g, '2024-01-01 02:00+00')
+                          <> tlbf_contains(p.f, g, '2024-01-01 02:00+00')) AS different_answers,
+       count(*) FILTER (WHERE g < 5000 AND g % 2 = s.parity
+                          AND NOT tlbf_contains(p.f, g, '2024-01-01 02:00+00')) AS missed
+FROM (SELECT user_id % 2 AS parity, tlbf_agg(user_id, at, '1 hour', 1e-9) AS f
+      FROM visits GROUP BY 1) s
+     JOIN (SELECT user_id % 2 AS parity, tlbf_agg(user_id, at, '1 hour', 1e-9) AS f
+           FROM visits_by_site GROUP BY 1) p USING (parity),
+     generate_series(0, 6999) g;
+RESET ALL;

@@ -37,6 +37,8 @@ typedef struct TlbfAggState
 	const Tlbf **parts;			/* filters to merge with it at the end */
 	int			nparts;
 	int			parts_allocated;
+	MemoryContext parts_owned_in;	/* set if only this state points to
+									 * its parts, which live in this context */
 } TlbfAggState;
 
 static MemoryContext
@@ -256,18 +258,45 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 		tlbf_set_length(from->growing);
 		add_part(into, copy_in(from->growing, context), context);
 	}
-	for (int i = 0; i < from->nparts; i++)
-		add_part(into, copy_in(from->parts[i], context), context);
+
+	/*
+	 * A state made by tlbf_agg_deserialize in this aggregate's context (the
+	 * partial states of a parallel plan) gives its filters away instead of
+	 * having them copied: they are megabytes each, and nothing else points
+	 * to them.
+	 */
+	if (from->parts_owned_in == context)
+	{
+		for (int i = 0; i < from->nparts; i++)
+			add_part(into, from->parts[i], context);
+		from->nparts = 0;
+	}
+	else
+	{
+		for (int i = 0; i < from->nparts; i++)
+			add_part(into, copy_in(from->parts[i], context), context);
+	}
 	PG_RETURN_POINTER(into);
 }
 
-/* A state travels as its merged filter's bytes (a tlbf value is a bytea). */
+/*
+ * A state travels as its merged filter's bytes (a tlbf value is a bytea).
+ * A state that is one growing filter (a parallel worker's) is sent as it
+ * is, without a copy: the executor only reads the result, to form the
+ * tuple it sends, and the state stays valid.
+ */
 Datum
 tlbf_agg_serialize(PG_FUNCTION_ARGS)
 {
 	TlbfAggState *state = (TlbfAggState *) PG_GETARG_POINTER(0);
 
 	aggregate_context(fcinfo, "tlbf_agg_serialize");
+	if (state->growing != NULL && state->nparts == 0)
+	{
+		add_pending(state);
+		tlbf_set_length(state->growing);
+		PG_RETURN_BYTEA_P((bytea *) state->growing);
+	}
 	PG_RETURN_BYTEA_P((bytea *) state_value(state));
 }
 
@@ -283,6 +312,7 @@ tlbf_agg_deserialize(PG_FUNCTION_ARGS)
 										ERRCODE_INVALID_BINARY_REPRESENTATION,
 										"aggregate state"),
 			 context);
+	state->parts_owned_in = context;
 	MemoryContextSwitchTo(old);
 	PG_RETURN_POINTER(state);
 }
