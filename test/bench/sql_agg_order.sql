@@ -1,8 +1,9 @@
 -- What input order and parallel plans do to tlbf_agg's result (accuracy
 -- and size, not time): 2M rows over 1.7 hours, a 1-hour span, asked at the
--- newest time.  The same rows built four ways: ORDER BY at inside the call,
--- a heap scan of a table filled in time order, a table shuffled at random,
--- and a parallel plan over the ordered table.
+-- newest time.  The same rows built five ways: ORDER BY at inside the call,
+-- a heap scan of a table filled in time order, the same scan starting in
+-- the middle of the table (as a synchronized scan may), a table shuffled at
+-- random, and a parallel plan over the ordered table.
 \set QUIET on
 \pset footer off
 SET client_min_messages = warning;
@@ -19,7 +20,15 @@ VACUUM ANALYZE rows_in_order, rows_shuffled;
 CREATE TABLE built (how text, f tlbf);
 SET max_parallel_workers_per_gather = 0;
 INSERT INTO built SELECT 'ORDER BY at in the call', tlbf_agg(g, at, '1 hour' ORDER BY at) FROM rows_in_order;
+SET synchronize_seqscans = off;
 INSERT INTO built SELECT 'heap scan, time order', tlbf_agg(g, at, '1 hour') FROM rows_in_order;
+-- A synchronized scan (the default for a table larger than a quarter of
+-- shared_buffers) starts where the last one stopped: here half-way, left
+-- there by a scan that ends at the middle row.
+SET synchronize_seqscans = on;
+SELECT g FROM rows_in_order WHERE g = 1000000 LIMIT 1 \g /dev/null
+INSERT INTO built SELECT 'heap scan from the middle', tlbf_agg(g, at, '1 hour') FROM rows_in_order;
+SET synchronize_seqscans = off;
 INSERT INTO built SELECT 'shuffled', tlbf_agg(g, at, '1 hour') FROM rows_shuffled;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
