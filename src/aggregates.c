@@ -261,9 +261,9 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 
 	/*
 	 * A state made by tlbf_agg_deserialize in this aggregate's context (the
-	 * partial states of a parallel plan) gives its filters away instead of
-	 * having them copied: they are megabytes each, and nothing else points
-	 * to them.
+	 * partial states of a parallel or partitionwise plan) gives its filters
+	 * away instead of having them copied: they are megabytes each, and
+	 * nothing else points to them.
 	 */
 	if (from->parts_owned_in == context)
 	{
