@@ -172,9 +172,9 @@ tlbf_check_status_for(TlbfStatus status, uint64 truncated_before, const Tlbf *f,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tlbf filter would exceed %s", limit),
 				 errhint("%s", hint)));
-	if (f->truncated > truncated_before && MyProc->lxid != warned_in)
+	if (f->truncated > truncated_before && TLBF_MY_LOCAL_XID() != warned_in)
 	{
-		warned_in = MyProc->lxid;
+		warned_in = TLBF_MY_LOCAL_XID();
 		ereport(WARNING,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tlbf filter reached %s and dropped unexpired slices", limit),

@@ -37,6 +37,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
 
 #define BLOCKS_PER_RANGE	32
 #define BATCH_ROWS			200

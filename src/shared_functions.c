@@ -21,6 +21,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(tlbf_shared_create);
 PG_FUNCTION_INFO_V1(tlbf_shared_drop);

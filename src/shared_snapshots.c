@@ -17,6 +17,7 @@
  */
 #include "shared_filters.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -49,7 +50,7 @@ tlbf_shared_restore(Oid schema)
 {
 	Oid			relid;
 	Relation	rel;
-	TableScanDesc scan;
+	SysScanDesc scan;
 	HeapTuple	tuple;
 	List	   *names = NIL;
 	List	   *filters = NIL;
@@ -59,8 +60,8 @@ tlbf_shared_restore(Oid schema)
 	if (OidIsValid(relid))
 	{
 		rel = table_open(relid, AccessShareLock);
-		scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-		while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+		scan = systable_beginscan(rel, InvalidOid, false, GetActiveSnapshot(), 0, NULL);
+		while ((tuple = systable_getnext(scan)) != NULL)
 		{
 			TupleDesc	desc = RelationGetDescr(rel);
 			bool		name_null,
@@ -91,7 +92,7 @@ tlbf_shared_restore(Oid schema)
 			filters = lappend(filters, filter);
 			regions = lappend(regions, region);
 		}
-		table_endscan(scan);
+		systable_endscan(scan);
 		table_close(rel, AccessShareLock);
 	}
 	tlbf_shared_install_restored(names, filters, regions);

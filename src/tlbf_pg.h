@@ -9,7 +9,7 @@
 #ifndef TLBF_PG_H
 #define TLBF_PG_H
 
-#include "postgres.h"
+#include "compat.h"
 
 #include "fmgr.h"
 #include "nodes/pg_list.h"

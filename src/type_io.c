@@ -34,7 +34,7 @@ tlbf_in(PG_FUNCTION_ARGS)
 				 errmsg("invalid input syntax for type tlbf"),
 				 errdetail("The value is too large.")));
 	decoded = palloc(pg_b64_dec_len((int) len));
-	decoded_len = pg_b64_decode(text, (int) len, decoded, pg_b64_dec_len((int) len));
+	decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, pg_b64_dec_len((int) len));
 	if (decoded_len < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
@@ -52,7 +52,7 @@ tlbf_out(PG_FUNCTION_ARGS)
 	int			len = VARSIZE(f) - VARHDRSZ;
 	int			text_len = pg_b64_enc_len(len);
 	char	   *text = palloc(text_len + 1);
-	int			written = pg_b64_encode(VARDATA(f), len, text, text_len);
+	int			written = pg_b64_encode((const void *) VARDATA(f), len, text, text_len);
 
 	if (written < 0)
 		elog(ERROR, "could not encode a tlbf value in base64");

@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  The differences between the PostgreSQL major versions tlbf builds
+ *	  against (15 to 19), in one place.  Every other file includes this
+ *	  (through tlbf_pg.h) instead of testing PG_VERSION_NUM itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_COMPAT_H
+#define TLBF_COMPAT_H
+
+#include "postgres.h"
+
+#include "storage/lock.h"
+#include "storage/proc.h"
+
+/* 16 moved the varlena macros (VARSIZE, VARDATA, ...) out of postgres.h */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/*
+ * 17 grouped a backend's virtual transaction id in MyProc->vxid, and asks
+ * LockHeldByMe whether a stronger lock counts.
+ */
+#if PG_VERSION_NUM >= 170000
+#define TLBF_MY_LOCAL_XID()			(MyProc->vxid.lxid)
+#define TlbfLockHeldByMe(tag, mode)	LockHeldByMe((tag), (mode), false)
+#else
+#define TLBF_MY_LOCAL_XID()			(MyProc->lxid)
+#define TlbfLockHeldByMe(tag, mode)	LockHeldByMe((tag), (mode))
+#endif
+
+#endif							/* TLBF_COMPAT_H */
