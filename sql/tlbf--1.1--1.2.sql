@@ -28,10 +28,12 @@ ALTER TABLE tlbf_maintained ENABLE ROW LEVEL SECURITY;
 GRANT SELECT, INSERT, DELETE ON tlbf_maintained TO PUBLIC;
 CREATE POLICY anyone_reads ON tlbf_maintained FOR SELECT USING (true);
 CREATE POLICY owners_register ON tlbf_maintained FOR INSERT
-    WITH CHECK (pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class WHERE oid = tbl), 'USAGE'));
+    WITH CHECK (pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                        WHERE oid OPERATOR(pg_catalog.=) tbl), 'USAGE'));
 CREATE POLICY owners_unregister ON tlbf_maintained FOR DELETE
-    USING (NOT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = tbl)
-           OR pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class WHERE oid = tbl), 'USAGE'));
+    USING (NOT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) tbl)
+           OR pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                      WHERE oid OPERATOR(pg_catalog.=) tbl), 'USAGE'));
 
 -- Checks shared by tlbf_maintain and tlbf_unmaintain.
 CREATE FUNCTION tlbf_check_maintainable(tbl regclass, col name) RETURNS void

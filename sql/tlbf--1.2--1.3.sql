@@ -4,15 +4,45 @@
 \echo Use "ALTER EXTENSION tlbf UPDATE TO '1.3'" to load this file. \quit
 
 -- Two roles: members of tlbf_admin create and drop shared filters, members
--- of tlbf_user use them.  (Roles belong to the cluster, so they outlive
--- the extension; they are made once.)
+-- of tlbf_user use them.  Roles belong to the cluster, so they outlive the
+-- extension and are made by its first install.  A role of that name that
+-- exists already is granted to only if no one but superusers controls it:
+-- otherwise whoever made it (any role with CREATEROLE) could have made
+-- itself a member beforehand and would receive the grants.
 DO $$
+DECLARE
+    role_name name;
+    role_id oid;
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'tlbf_user') THEN
+    FOREACH role_name IN ARRAY ARRAY['tlbf_user', 'tlbf_admin']::name[] LOOP
+        SELECT r.oid INTO role_id FROM pg_catalog.pg_roles r
+        WHERE r.rolname OPERATOR(pg_catalog.=) role_name;
+        CONTINUE WHEN NOT FOUND;
+        IF EXISTS (SELECT FROM pg_catalog.pg_roles r
+                   WHERE r.oid OPERATOR(pg_catalog.=) role_id
+                     AND (r.rolcanlogin OR r.rolsuper OR r.rolcreaterole OR r.rolcreatedb
+                          OR r.rolreplication OR r.rolbypassrls))
+           OR EXISTS (SELECT FROM pg_catalog.pg_auth_members m
+                      WHERE m.roleid OPERATOR(pg_catalog.=) role_id
+                        AND (NOT EXISTS (SELECT FROM pg_catalog.pg_roles g
+                                         WHERE g.oid OPERATOR(pg_catalog.=) m.grantor AND g.rolsuper)
+                             OR (m.admin_option AND
+                                 NOT EXISTS (SELECT FROM pg_catalog.pg_roles a
+                                             WHERE a.oid OPERATOR(pg_catalog.=) m.member AND a.rolsuper))))
+        THEN
+            RAISE EXCEPTION 'role "%" already exists and was not made by the tlbf extension', role_name
+                USING ERRCODE = 'duplicate_object',
+                      DETAIL = 'It can log in, has special attributes, or members or ADMIN OPTION that a non-superuser granted; the extension''s grants would reach them.',
+                      HINT = format('Drop the role (DROP ROLE %I) and run CREATE EXTENSION again, or have a superuser make it safe.', role_name);
+        END IF;
+    END LOOP;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'tlbf_user') THEN
         CREATE ROLE tlbf_user NOLOGIN;
+        COMMENT ON ROLE tlbf_user IS 'tlbf: members use shared filters (made by CREATE EXTENSION tlbf)';
     END IF;
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'tlbf_admin') THEN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'tlbf_admin') THEN
         CREATE ROLE tlbf_admin NOLOGIN IN ROLE tlbf_user;
+        COMMENT ON ROLE tlbf_admin IS 'tlbf: members create and drop shared filters (made by CREATE EXTENSION tlbf)';
     END IF;
 END $$;
 

@@ -3,3 +3,45 @@
 -- maintenance worker reports what it did.
 
 \echo Use "ALTER EXTENSION tlbf UPDATE TO '1.4'" to load this file. \quit
+
+-- Only the extension's functions write the snapshot table, as its owner:
+-- a row is what the server loads into shared memory.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON tlbf_shared_filters FROM tlbf_admin;
+
+-- The registry's policies, with their operators named by schema.
+ALTER POLICY owners_register ON tlbf_maintained
+    WITH CHECK (pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                        WHERE oid OPERATOR(pg_catalog.=) tbl), 'USAGE'));
+ALTER POLICY owners_unregister ON tlbf_maintained
+    USING (NOT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) tbl)
+           OR pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                      WHERE oid OPERATOR(pg_catalog.=) tbl), 'USAGE'));
+
+-- What maintenance passes did, per registered column: written by the
+-- passes (as the table's owner), read through tlbf_maintenance_status.
+-- Not dumped: it describes this server's passes.
+CREATE TABLE tlbf_maintenance_stats (
+    tbl regclass NOT NULL,
+    col name NOT NULL,
+    last_pass timestamptz,
+    rows_rewritten bigint NOT NULL DEFAULT 0,
+    bytes_freed bigint NOT NULL DEFAULT 0,
+    last_error text,
+    last_error_at timestamptz,
+    PRIMARY KEY (tbl, col)
+);
+REVOKE ALL ON tlbf_maintenance_stats FROM PUBLIC;
+
+CREATE VIEW tlbf_maintenance_status AS
+SELECT m.tbl, m.col, s.last_pass,
+       COALESCE(s.rows_rewritten, 0) AS rows_rewritten,
+       COALESCE(s.bytes_freed, 0) AS bytes_freed,
+       s.last_error, s.last_error_at
+FROM @extschema@.tlbf_maintained m
+LEFT JOIN @extschema@.tlbf_maintenance_stats s
+       ON s.tbl::pg_catalog.oid OPERATOR(pg_catalog.=) m.tbl::pg_catalog.oid
+      AND s.col OPERATOR(pg_catalog.=) m.col;
+GRANT SELECT ON tlbf_maintenance_status TO PUBLIC;
+
+COMMENT ON VIEW tlbf_maintenance_status IS
+    'per registered tlbf column: the last maintenance pass, rows rewritten and bytes freed so far, the last error';

@@ -73,36 +73,45 @@ tlbf_validated_copy(const char *data, Size len, int sqlstate, const char *what)
 	return validated(value, sqlstate, what);
 }
 
-/* A filter argument for reading only. */
+/*
+ * A value for reading only, from its raw (possibly TOASTed) datum.  A value
+ * stored out of line is fetched and checked once per call site and TOAST
+ * pointer, kept in slot 'cache_slot' of the call cache.
+ */
 Tlbf *
-tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno)
+tlbf_readonly_value(FunctionCallInfo fcinfo, int cache_slot, struct varlena *raw)
 {
-	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
 	struct varatt_external toast_id;
 	CallCache  *cache;
 	MemoryContext old;
 
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw) || argno >= TLBF_CACHED_ARGS ||
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw) || cache_slot >= TLBF_CACHED_ARGS ||
 		fcinfo->flinfo == NULL)
-		return validated(PG_DETOAST_DATUM(PG_GETARG_DATUM(argno)),
-						 ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+		return validated(pg_detoast_datum(raw), ERRCODE_INVALID_PARAMETER_VALUE, "argument");
 
 	VARATT_EXTERNAL_GET_POINTER(toast_id, raw);
 	cache = tlbf_call_cache(fcinfo);
-	if (cache->filter[argno] != NULL &&
-		cache->toast_id[argno].va_valueid == toast_id.va_valueid &&
-		cache->toast_id[argno].va_toastrelid == toast_id.va_toastrelid)
-		return cache->filter[argno];
+	if (cache->filter[cache_slot] != NULL &&
+		cache->toast_id[cache_slot].va_valueid == toast_id.va_valueid &&
+		cache->toast_id[cache_slot].va_toastrelid == toast_id.va_toastrelid)
+		return cache->filter[cache_slot];
 
-	if (cache->filter[argno] != NULL)
-		pfree(cache->filter[argno]);
-	cache->filter[argno] = NULL;
+	if (cache->filter[cache_slot] != NULL)
+		pfree(cache->filter[cache_slot]);
+	cache->filter[cache_slot] = NULL;
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	cache->filter[argno] = validated(detoast_attr(raw),
-									 ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+	cache->filter[cache_slot] = validated(detoast_attr(raw),
+										  ERRCODE_INVALID_PARAMETER_VALUE, "argument");
 	MemoryContextSwitchTo(old);
-	cache->toast_id[argno] = toast_id;
-	return cache->filter[argno];
+	cache->toast_id[cache_slot] = toast_id;
+	return cache->filter[cache_slot];
+}
+
+/* A filter argument for reading only. */
+Tlbf *
+tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno)
+{
+	return tlbf_readonly_value(fcinfo, argno, (struct varlena *) PG_GETARG_POINTER(argno));
 }
 
 /* A private, modifiable copy of a filter argument. */

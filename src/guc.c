@@ -5,7 +5,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "shared_filters.h"
+#include "background.h"
+#include "shared_store.h"
 
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -94,6 +95,7 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
-	tlbf_shared_memory_init();
+	tlbf_directory_init();
+	tlbf_store_init();
 	tlbf_register_launcher();
 }

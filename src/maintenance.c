@@ -4,35 +4,44 @@
  *	  One maintenance pass: for every tlbf column registered with
  *	  tlbf_maintain(), rewrite the rows whose filter has expired slices with
  *	  tlbf_retire(), so that filters nobody writes to any more give their
- *	  dead bits back.
+ *	  dead bits back; and retire the expired slices of the database's
+ *	  shared filters.
  *
- * The background worker runs a pass with one transaction per batch, as the
- * owner of each table; tlbf_maintenance_run() runs the same pass by hand,
- * in the caller's transaction and with the caller's privileges.
+ * A maintenance worker runs a pass with one transaction per batch;
+ * tlbf_maintenance_run() runs the same pass by hand, in the caller's
+ * transaction, over the registered tables the caller may update.  Either
+ * way every batch runs as the table's owner, in a security-restricted
+ * operation with a safe search_path (safe_sql.c): a trigger, an index
+ * expression or a default on the table runs with its owner's rights,
+ * never with the worker's or the caller's.  The pass's own bookkeeping
+ * (reading registrations, forgetting stale ones, recording what it did in
+ * tlbf_maintenance_stats) names every object and operator with its
+ * schema, and the rows it writes are written as their table's owner.
  *
  * A table is walked in ranges of blocks (TID range scans), each range in
  * batches of at most BATCH_ROWS rows locked with FOR UPDATE SKIP LOCKED:
  * rows a user holds are skipped and done on a later pass, and no user row
  * waits long for us.  Only rows for which tlbf_retirable() is true are
  * updated, so a row with nothing to retire never gets a new version.
- * Names come from the catalogs by OID and are quoted.
  *
  *-------------------------------------------------------------------------
  */
-#include "shared_filters.h"
+#include "background.h"
 
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "safe_sql.h"
+#include "shared_store.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -55,16 +64,18 @@ typedef struct Registration
 
 typedef struct Pass
 {
-	bool		own_transactions;	/* the worker: a transaction per batch */
-	Oid			schema;			/* the extension's schema */
-	char	   *schema_name;	/* quoted */
+	const PassControl *control;
+	MemoryContext context;		/* for what outlives a step */
+	char	   *schema_name;	/* the extension's, quoted */
 	Oid			tlbf_type;
+	Oid			registry;		/* tlbf_maintained */
+	Oid			stats;			/* tlbf_maintenance_stats, if installed */
 } Pass;
 
 static void
 begin_step(const Pass *pass)
 {
-	if (pass->own_transactions)
+	if (pass->control->own_transactions)
 	{
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
@@ -78,12 +89,33 @@ static void
 end_step(const Pass *pass)
 {
 	SPI_finish();
-	if (pass->own_transactions)
+	if (pass->control->own_transactions)
 	{
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		pgstat_report_stat(false);
+		/* a commit leaves us in TopMemoryContext */
+		MemoryContextSwitchTo(pass->context);
 	}
+}
+
+static bool
+should_stop(const Pass *pass)
+{
+	CHECK_FOR_INTERRUPTS();
+	return pass->control->should_stop != NULL && pass->control->should_stop();
+}
+
+/* Run one of the pass's own statements as the owner of table 'relid'. */
+static void
+write_as_owner(Oid relid, const char *query, int nargs, Oid *types, Datum *values)
+{
+	RoleSwitch	role;
+
+	tlbf_become(tlbf_relation_owner(relid), &role);
+	if (tlbf_safe_execute(query, nargs, types, values, false, 0) < 0)
+		elog(ERROR, "could not record tlbf maintenance");
+	tlbf_unbecome(&role);
 }
 
 /* The registrations, copied into 'context'. */
@@ -95,7 +127,7 @@ read_registrations(const Pass *pass, MemoryContext context)
 								 pass->schema_name);
 
 	begin_step(pass);
-	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
+	if (tlbf_safe_execute(query, 0, NULL, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tlbf registrations");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -135,22 +167,75 @@ forget_registration(const Pass *pass, const Registration *r)
 	Oid			types[2] = {OIDOID, NAMEOID};
 	NameData	column;
 	Datum		values[2];
-	char	   *query = psprintf("DELETE FROM %s.tlbf_maintained WHERE tbl = $1 AND col = $2",
-								 pass->schema_name);
 
 	namestrcpy(&column, r->column);
 	values[0] = ObjectIdGetDatum(r->relid);
 	values[1] = NameGetDatum(&column);
-	if (SPI_execute_with_args(query, 2, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not remove a tlbf registration");
+	write_as_owner(pass->registry,
+				   psprintf("DELETE FROM %s.tlbf_maintained "
+							"WHERE tbl::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
+							"AND col OPERATOR(pg_catalog.=) $2",
+							pass->schema_name),
+				   2, types, values);
+}
+
+/* Forget what passes did for columns no longer registered. */
+static void
+forget_unregistered_stats(const Pass *pass)
+{
+	if (!OidIsValid(pass->stats))
+		return;
+	begin_step(pass);
+	write_as_owner(pass->stats,
+				   psprintf("DELETE FROM %1$s.tlbf_maintenance_stats s WHERE NOT EXISTS "
+							"(SELECT FROM %1$s.tlbf_maintained m "
+							" WHERE m.tbl::pg_catalog.oid OPERATOR(pg_catalog.=) s.tbl::pg_catalog.oid "
+							" AND m.col OPERATOR(pg_catalog.=) s.col)",
+							pass->schema_name),
+				   0, NULL, NULL);
+	end_step(pass);
+}
+
+/* Record what a pass did for a registration (or its error). */
+static void
+record_stats(const Pass *pass, const Registration *r, const char *error)
+{
+	Oid			types[5] = {OIDOID, NAMEOID, INT8OID, INT8OID, TEXTOID};
+	NameData	column;
+	Datum		values[5];
+
+	if (!OidIsValid(pass->stats))
+		return;
+	namestrcpy(&column, r->column);
+	values[0] = ObjectIdGetDatum(r->relid);
+	values[1] = NameGetDatum(&column);
+	values[2] = Int64GetDatum(r->rows_rewritten);
+	values[3] = Int64GetDatum(r->bytes_freed);
+	values[4] = CStringGetTextDatum(error ? error : "");
+	write_as_owner(pass->stats,
+				   psprintf(error == NULL ?
+							"INSERT INTO %1$s.tlbf_maintenance_stats AS s "
+							"(tbl, col, last_pass, rows_rewritten, bytes_freed) "
+							"VALUES ($1::pg_catalog.regclass, $2, pg_catalog.now(), $3, $4) "
+							"ON CONFLICT (tbl, col) DO UPDATE SET last_pass = excluded.last_pass, "
+							"rows_rewritten = s.rows_rewritten OPERATOR(pg_catalog.+) excluded.rows_rewritten, "
+							"bytes_freed = s.bytes_freed OPERATOR(pg_catalog.+) excluded.bytes_freed" :
+							"INSERT INTO %1$s.tlbf_maintenance_stats AS s "
+							"(tbl, col, last_error, last_error_at) "
+							"VALUES ($1::pg_catalog.regclass, $2, $5, pg_catalog.now()) "
+							"ON CONFLICT (tbl, col) DO UPDATE SET last_error = excluded.last_error, "
+							"last_error_at = excluded.last_error_at",
+							pass->schema_name),
+				   5, types, values);
 }
 
 /*
- * One batch: retire at most BATCH_ROWS rows of blocks [first, last).
- * Returns how many rows it rewrote.
+ * One batch: retire at most BATCH_ROWS rows of blocks [first, last), as the
+ * table's owner.  Returns how many rows it rewrote.
  */
 static uint64
-retire_batch(const Pass *pass, Registration *r, BlockNumber first, BlockNumber last)
+retire_batch(const Pass *pass, Registration *r, Oid owner, BlockNumber first,
+			 BlockNumber last)
 {
 	const char *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(r->relid)),
 												   get_rel_name(r->relid));
@@ -160,23 +245,27 @@ retire_batch(const Pass *pass, Registration *r, BlockNumber first, BlockNumber l
 				to;
 	Oid			types[2] = {TIDOID, TIDOID};
 	Datum		values[2];
+	RoleSwitch	role;
 
 	query = psprintf("WITH batch AS ("
-					 "  SELECT ctid, pg_catalog.pg_column_size(%2$s) AS old_bytes FROM %1$s"
-					 "  WHERE ctid >= $1 AND ctid < $2 AND %2$s IS NOT NULL"
+					 "  SELECT ctid, pg_catalog.pg_column_size(%2$s) AS old_bytes FROM ONLY %1$s"
+					 "  WHERE ctid OPERATOR(pg_catalog.>=) $1 AND ctid OPERATOR(pg_catalog.<) $2"
+					 "    AND %2$s IS NOT NULL"
 					 "    AND %3$s.tlbf_retirable(%2$s, pg_catalog.now())"
 					 "  LIMIT %4$d FOR UPDATE SKIP LOCKED) "
-					 "UPDATE %1$s AS t SET %2$s = %3$s.tlbf_retire(t.%2$s, pg_catalog.now()) "
-					 "FROM batch WHERE t.ctid = batch.ctid "
-					 "RETURNING batch.old_bytes - pg_catalog.pg_column_size(t.%2$s)",
+					 "UPDATE ONLY %1$s AS t SET %2$s = %3$s.tlbf_retire(t.%2$s, pg_catalog.now()) "
+					 "FROM batch WHERE t.ctid OPERATOR(pg_catalog.=) batch.ctid "
+					 "RETURNING batch.old_bytes OPERATOR(pg_catalog.-) pg_catalog.pg_column_size(t.%2$s)",
 					 table, column, pass->schema_name, BATCH_ROWS);
 	ItemPointerSet(&from, first, 0);
 	ItemPointerSet(&to, last, 0);
 	values[0] = PointerGetDatum(&from);
 	values[1] = PointerGetDatum(&to);
 
-	if (SPI_execute_with_args(query, 2, types, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+	tlbf_become(owner, &role);
+	if (tlbf_safe_execute(query, 2, types, values, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not retire tlbf slices in %s", table);
+	tlbf_unbecome(&role);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -189,42 +278,13 @@ retire_batch(const Pass *pass, Registration *r, BlockNumber first, BlockNumber l
 	return SPI_processed;
 }
 
-/*
- * The worker runs each table's batches as the table's owner, in a
- * restricted operation with a safe search_path, as autovacuum does: a
- * trigger on the table must not run with the worker's privileges.
- */
-static void
-retire_batch_as_owner(const Pass *pass, Registration *r, BlockNumber first,
-					  BlockNumber last, uint64 *rewritten)
-{
-	Oid			saved_user;
-	int			saved_context;
-	int			nest_level;
-	HeapTuple	class_tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(r->relid));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(class_tuple))
-		return;
-	owner = ((Form_pg_class) GETSTRUCT(class_tuple))->relowner;
-	ReleaseSysCache(class_tuple);
-
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(owner, saved_context | SECURITY_RESTRICTED_OPERATION);
-	nest_level = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	*rewritten = retire_batch(pass, r, first, last);
-	AtEOXact_GUC(false, nest_level);
-	SetUserIdAndSecContext(saved_user, saved_context);
-}
-
-/* Every batch of one registered column. */
+/* Every batch of one registered column, then its record. */
 static void
 maintain_column(const Pass *pass, Registration *r)
 {
 	BlockNumber nblocks;
 	Relation	rel;
+	bool		stopped = false;
 
 	begin_step(pass);
 	if (!registration_is_valid(pass, r))
@@ -233,7 +293,7 @@ maintain_column(const Pass *pass, Registration *r)
 		end_step(pass);
 		return;
 	}
-	if (!pass->own_transactions &&
+	if (!pass->control->own_transactions &&
 		pg_class_aclcheck(r->relid, GetUserId(), ACL_SELECT | ACL_UPDATE) != ACLCHECK_OK)
 	{
 		end_step(pass);
@@ -245,29 +305,30 @@ maintain_column(const Pass *pass, Registration *r)
 	end_step(pass);
 	r->done = true;
 
-	for (BlockNumber first = 0; first < nblocks; first += BLOCKS_PER_RANGE)
+	for (BlockNumber first = 0; first < nblocks && !stopped; first += BLOCKS_PER_RANGE)
 	{
 		BlockNumber last = first + Min(BLOCKS_PER_RANGE, nblocks - first);
-		uint64		rewritten;
+		uint64		rewritten = 0;
 
 		do
 		{
-			CHECK_FOR_INTERRUPTS();
-			if (pass->own_transactions && tlbf_worker_should_leave())
-				return;			/* the worker is to leave: go on next time */
+			Oid			owner;
+
+			stopped = should_stop(pass);
+			if (stopped)
+				break;
 			begin_step(pass);
-			if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(r->relid)))
-			{
-				end_step(pass);
-				return;			/* dropped meanwhile: the next pass forgets it */
-			}
-			if (pass->own_transactions)
-				retire_batch_as_owner(pass, r, first, last, &rewritten);
-			else
-				rewritten = retire_batch(pass, r, first, last);
+			owner = tlbf_relation_owner(r->relid);
+			if (OidIsValid(owner))	/* else dropped meanwhile */
+				rewritten = retire_batch(pass, r, owner, first, last);
 			end_step(pass);
+			if (!OidIsValid(owner))
+				return;
 		} while (rewritten == BATCH_ROWS);
 	}
+	begin_step(pass);
+	record_stats(pass, r, NULL);
+	end_step(pass);
 }
 
 /*
@@ -286,16 +347,17 @@ tlbf_report_and_abort(MemoryContext context)
 }
 
 /*
- * The worker keeps going after a failure in one table (a lock timeout, a
- * trigger that raises): it reports the error, rolls back that batch and
- * moves on to the next registration.  By hand, errors go to the caller.
+ * A worker keeps going after a failure in one table (a lock timeout, a
+ * trigger that raises): it reports the error, rolls back that batch,
+ * records the error and moves on to the next registration.  By hand,
+ * errors go to the caller.
  */
 static void
-maintain_column_safely(const Pass *pass, Registration *r)
+maintain_column_safely(const Pass *pass, Registration *r, MemoryContext context)
 {
-	MemoryContext context = CurrentMemoryContext;
+	char	   *error = NULL;
 
-	if (!pass->own_transactions)
+	if (!pass->control->own_transactions)
 	{
 		maintain_column(pass, r);
 		return;
@@ -306,67 +368,69 @@ maintain_column_safely(const Pass *pass, Registration *r)
 	}
 	PG_CATCH();
 	{
+		MemoryContextSwitchTo(context);
+		error = pstrdup(CopyErrorData()->message);
 		tlbf_report_and_abort(context);
+		if (pass->control->after_abort)
+			pass->control->after_abort();
 	}
 	PG_END_TRY();
-}
-
-/* The schema tlbf is installed in, or InvalidOid (SPI must be connected). */
-Oid
-tlbf_extension_schema(void)
-{
-	bool		isnull;
-
-	if (SPI_execute("SELECT extnamespace FROM pg_catalog.pg_extension WHERE extname = 'tlbf'",
-					true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look for the tlbf extension");
-	if (SPI_processed == 0)
-		return InvalidOid;
-	return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (error == NULL)
+		return;
+	PG_TRY();
+	{
+		begin_step(pass);
+		record_stats(pass, r, error);
+		end_step(pass);
+	}
+	PG_CATCH();
+	{
+		tlbf_report_and_abort(context);
+		if (pass->control->after_abort)
+			pass->control->after_abort();
+	}
+	PG_END_TRY();
 }
 
 /*
  * Run one pass over the current database.  Returns the registrations with
  * what was done for each, allocated in 'context'; NIL if the extension is
- * not installed (or too old to have registrations).
+ * not installed.
  */
 List *
-tlbf_maintenance_pass(bool own_transactions, MemoryContext context)
+tlbf_maintenance_pass(const PassControl *control, MemoryContext context)
 {
 	Pass		pass;
-	List	   *registrations;
+	List	   *registrations = NIL;
 	ListCell   *cell;
-	bool		installed;
 
-	pass.own_transactions = own_transactions;
+	pass.control = control;
+	pass.context = context;
+	MemoryContextSwitchTo(context);
 	begin_step(&pass);
-	pass.schema = tlbf_extension_schema();
-	installed = OidIsValid(pass.schema) &&
-		OidIsValid(get_relname_relid("tlbf_maintained", pass.schema));
-	if (installed)
+	pass.registry = tlbf_extension_table("tlbf_maintained");
+	if (OidIsValid(pass.registry))
 	{
-		pass.schema_name = MemoryContextStrdup(context,
-											   quote_identifier(get_namespace_name(pass.schema)));
-		pass.tlbf_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
-										 CStringGetDatum("tlbf"),
-										 ObjectIdGetDatum(pass.schema));
+		pass.schema_name = MemoryContextStrdup(context, tlbf_extension_schema_quoted());
+		pass.tlbf_type = tlbf_extension_type();
+		pass.stats = tlbf_extension_table("tlbf_maintenance_stats");
 	}
 	end_step(&pass);
-	if (!installed)
+	if (!OidIsValid(pass.registry))
 		return NIL;
 
 	registrations = read_registrations(&pass, context);
+	forget_unregistered_stats(&pass);
 	foreach(cell, registrations)
-		maintain_column_safely(&pass, (Registration *) lfirst(cell));
+	{
+		if (should_stop(&pass))
+			break;
+		maintain_column_safely(&pass, (Registration *) lfirst(cell), context);
+	}
 
 	/* and the shared filters of this database, when the server has them */
-	if (tlbf_shared_available())
-	{
-		begin_step(&pass);
-		tlbf_shared_restore(pass.schema);
-		tlbf_shared_retire();
-		end_step(&pass);
-	}
+	if (tlbf_directory_available())
+		tlbf_store_retire(GetCurrentTimestamp());
 	return registrations;
 }
 
@@ -378,11 +442,13 @@ Datum
 tlbf_maintenance_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PassControl control = {false, NULL, NULL};
 	List	   *registrations;
 	ListCell   *cell;
 
+	PreventCommandDuringRecovery("tlbf_maintenance_run()");
 	InitMaterializedSRF(fcinfo, 0);
-	registrations = tlbf_maintenance_pass(false, CurrentMemoryContext);
+	registrations = tlbf_maintenance_pass(&control, CurrentMemoryContext);
 	foreach(cell, registrations)
 	{
 		Registration *r = (Registration *) lfirst(cell);

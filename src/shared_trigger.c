@@ -135,12 +135,12 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("tlbf_reject_recent must be called by a BEFORE INSERT ... FOR EACH ROW trigger")));
 
-	tlbf_shared_prepare(fcinfo);
+	tlbf_directory_require();
 	plan = plan_for(fcinfo, data);
 	desc = RelationGetDescr(data->tg_relation);
 	hash = key_hash(plan, data->tg_trigtuple, desc);
 
-	if (tlbf_shared_insert(fcinfo, plan->filter, &hash, &now, 1))
+	if (tlbf_shared_insert(plan->filter, &hash, &now, 1))
 		return PointerGetDatum(data->tg_trigtuple);
 	if (plan->raise)
 		ereport(ERROR,

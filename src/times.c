@@ -15,18 +15,23 @@ StaticAssertDecl(TLBF_TIME_MIN == MIN_TIMESTAMP, "tlbf time range differs from P
 StaticAssertDecl(TLBF_TIME_END == END_TIMESTAMP, "tlbf time range differs from PostgreSQL's");
 StaticAssertDecl(TLBF_USECS_PER_SEC == USECS_PER_SEC, "tlbf time unit differs from PostgreSQL's");
 
-/* A timestamptz argument: only finite times have a place in a filter. */
+/* A time for a filter: only finite times have a place in one. */
 TlbfTime
-tlbf_time_arg(FunctionCallInfo fcinfo, int argno)
+tlbf_check_time(TimestampTz at)
 {
-	TimestampTz at = PG_GETARG_TIMESTAMPTZ(argno);
-
 	if (TIMESTAMP_NOT_FINITE(at) || !IS_VALID_TIMESTAMP(at))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tlbf times must be finite"),
 				 errhint("Pass the time the key was seen, for example now() or an event's timestamp.")));
 	return at;
+}
+
+/* A timestamptz argument, checked. */
+TlbfTime
+tlbf_time_arg(FunctionCallInfo fcinfo, int argno)
+{
+	return tlbf_check_time(PG_GETARG_TIMESTAMPTZ(argno));
 }
 
 /*

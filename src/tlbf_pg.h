@@ -32,15 +32,6 @@ extern int	tlbf_naptime;
 extern bool tlbf_worker_enabled;
 extern int	tlbf_snapshot_interval;
 
-/* worker.c */
-extern void tlbf_register_launcher(void);
-extern bool tlbf_worker_should_leave(void);
-
-/* maintenance.c */
-extern List *tlbf_maintenance_pass(bool own_transactions, MemoryContext context);
-extern Oid	tlbf_extension_schema(void);
-extern void tlbf_report_and_abort(MemoryContext context);
-
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted
  * copies of TOASTed filter arguments, so that a filter read in a scan or a
@@ -57,6 +48,8 @@ typedef struct CallCache
 
 /* filter_args.c */
 extern CallCache *tlbf_call_cache(FunctionCallInfo fcinfo);
+extern Tlbf *tlbf_readonly_value(FunctionCallInfo fcinfo, int cache_slot,
+								struct varlena *raw);
 extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
@@ -85,6 +78,7 @@ extern TlbfHash tlbf_hash_key(ItemHasher **hashers, const Datum *values,
 							  const bool *nulls, int n, uint64 seed);
 
 /* times.c */
+extern TlbfTime tlbf_check_time(TimestampTz at);
 extern TlbfTime tlbf_time_arg(FunctionCallInfo fcinfo, int argno);
 extern int64 tlbf_interval_usecs(const Interval *interval, const char *what);
 

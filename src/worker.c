@@ -1,49 +1,42 @@
 /*-------------------------------------------------------------------------
  *
  * worker.c
- *	  The background workers: retiring stale slices of registered columns
- *	  and of shared filters, and saving shared filters.
+ *	  The two kinds of worker the launcher starts in a database:
  *
- * With shared_preload_libraries = 'tlbf', a launcher starts with the
- * server.  It is connected to no database; every tlbf.naptime it lists the
- * databases and starts, in each that has no worker running, a worker that
- * runs one maintenance pass (maintenance.c).  In a database without the
- * extension that worker exits at once; in one without shared filters it
- * exits after its pass, so that nothing stays connected to the database.
+ *	  - "tlbf maintenance" runs one maintenance pass (maintenance.c) and
+ *		exits: no worker stays connected to a database for passes;
+ *	  - "tlbf snapshots" runs while the database has shared filters: it
+ *		saves the filters that changed every tlbf.snapshot_interval,
+ *		retires their expired slices every tlbf.naptime, and saves once
+ *		more when it is told to stop (a clean shutdown).  It does nothing
+ *		else, so that no table rewrite can delay a save: a crash loses at
+ *		most the insertions of one snapshot interval plus one save.
  *
- * In a database with shared filters the worker stays: it runs a pass every
- * tlbf.naptime, saves the filters that changed every tlbf.snapshot_interval,
- * and saves them once more when it is told to stop (a clean shutdown).
- *
- * A worker must not keep DROP DATABASE (or ALTER DATABASE ... RENAME or SET
- * TABLESPACE, or CREATE DATABASE ... TEMPLATE) from running: those refuse to
- * run while another session is connected.  So while connected, a worker
- * holds a lock on its database that new connections do not conflict with
- * but those commands do: they queue behind it, the worker sees them waiting
- * (within YIELD_CHECK_MS, or after the batch it is working on), saves its
- * shared filters, lets go and leaves, and they go on.  The launcher starts
- * a worker there again later if the database is still there.
+ * Neither may keep DROP DATABASE (or ALTER DATABASE ... RENAME or SET
+ * TABLESPACE, or CREATE DATABASE ... TEMPLATE) from running: those refuse
+ * to run while another session is connected.  So while connected, a
+ * worker holds a session lock on its database that new connections do not
+ * conflict with but those commands do: they queue behind it, the worker
+ * sees them waiting (within YIELD_CHECK_MS, or after the batch it is on),
+ * saves its shared filters, lets go and leaves, and they go on.  Aborting
+ * a transaction releases session locks too (PostgreSQL's
+ * ProcReleaseLocks), so after every error the lock is taken again, or the
+ * worker leaves if it cannot have it.
  *
  * Both handle SIGHUP (reload the configuration) and SIGTERM (finish and
- * exit), wait on their latch and leave when the postmaster dies.  The
- * launcher exits with status 1 so that the postmaster starts it again:
- * after a crash, or after pg_terminate_backend().
+ * exit), process interrupts and barriers (CHECK_FOR_INTERRUPTS) whenever
+ * they wake, and leave when the postmaster dies.
  *
  *-------------------------------------------------------------------------
  */
-#include "shared_filters.h"
+#include "background.h"
 
-#include "access/heapam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "shared_store.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
@@ -52,10 +45,9 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#define LAUNCHER_NAME	"tlbf launcher"
-#define WORKER_NAME		"tlbf maintenance"
-#define RESTART_SECONDS 10
-#define YIELD_CHECK_MS	500
+#define MAINTENANCE_NAME	"tlbf maintenance"
+#define SNAPSHOT_NAME		"tlbf snapshots"
+#define YIELD_CHECK_MS		500
 
 /*
  * The lock a worker holds on its database: RowExclusiveLock, which new
@@ -66,212 +58,32 @@
 #define DATABASE_LOCK	RowExclusiveLock
 
 static bool holding_database_lock = false;
+static bool lost_database_lock = false;
 
-PGDLLEXPORT void tlbf_launcher_main(Datum arg);
 PGDLLEXPORT void tlbf_maintenance_main(Datum arg);
+PGDLLEXPORT void tlbf_snapshots_main(Datum arg);
 
-/* Both kinds of worker connect to a database once recovery has finished. */
-static void
-describe_worker(BackgroundWorker *worker, const char *function, const char *type,
-				int restart_seconds)
-{
-	memset(worker, 0, sizeof(*worker));
-	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker->bgw_restart_time = restart_seconds;
-	strlcpy(worker->bgw_library_name, "tlbf", BGW_MAXLEN);
-	strlcpy(worker->bgw_function_name, function, BGW_MAXLEN);
-	strlcpy(worker->bgw_type, type, BGW_MAXLEN);
-}
-
-void
-tlbf_register_launcher(void)
+/* Start a worker of 'kind' in 'database'; false if no slot is free. */
+bool
+tlbf_start_database_worker(DatabaseWorkerKind kind, Oid database,
+						   BackgroundWorkerHandle **handle)
 {
 	BackgroundWorker worker;
+	const char *type = kind == MAINTENANCE_WORKER ? MAINTENANCE_NAME : SNAPSHOT_NAME;
 
-	describe_worker(&worker, "tlbf_launcher_main", LAUNCHER_NAME, RESTART_SECONDS);
-	strlcpy(worker.bgw_name, LAUNCHER_NAME, BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
-}
-
-/* The databases a pass may connect to (a shared catalog: no database needed). */
-static List *
-database_list(void)
-{
-	List	   *result = NIL;
-	Relation	rel;
-	TableScanDesc scan;
-	HeapTuple	tuple;
-	MemoryContext caller = CurrentMemoryContext;
-
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	rel = table_open(DatabaseRelationId, AccessShareLock);
-	scan = table_beginscan_catalog(rel, 0, NULL);
-	while (HeapTupleIsValid(tuple = heap_getnext(scan, ForwardScanDirection)))
-	{
-		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
-		MemoryContext old;
-
-		if (!db->datallowconn)
-			continue;
-		old = MemoryContextSwitchTo(caller);
-		result = lappend_oid(result, db->oid);
-		MemoryContextSwitchTo(old);
-	}
-	table_endscan(scan);
-	table_close(rel, AccessShareLock);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	return result;
-}
-
-static void
-process_reload(void)
-{
-	if (ConfigReloadPending)
-	{
-		ConfigReloadPending = false;
-		ProcessConfigFile(PGC_SIGHUP);
-	}
-}
-
-/* The workers the launcher started, by database (in TopMemoryContext). */
-typedef struct DatabaseWorker
-{
-	Oid			database;
-	BackgroundWorkerHandle *handle;
-} DatabaseWorker;
-
-static List *database_workers = NIL;
-
-static bool
-worker_running(Oid database)
-{
-	ListCell   *cell;
-
-	foreach(cell, database_workers)
-	{
-		DatabaseWorker *w = lfirst(cell);
-		pid_t		pid;
-
-		if (w->database == database)
-			return GetBackgroundWorkerPid(w->handle, &pid) != BGWH_STOPPED;
-	}
-	return false;
-}
-
-/* Start a worker for one database, unless one runs there already. */
-static void
-start_worker_in(Oid database)
-{
-	BackgroundWorker worker;
-	BackgroundWorkerHandle *handle;
-	DatabaseWorker *w = NULL;
-	ListCell   *cell;
-	MemoryContext old;
-
-	if (worker_running(database))
-		return;
-	describe_worker(&worker, "tlbf_maintenance_main", WORKER_NAME, BGW_NEVER_RESTART);
-	snprintf(worker.bgw_name, BGW_MAXLEN, "%s in database %u", WORKER_NAME, database);
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(worker.bgw_library_name, "tlbf", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name,
+			kind == MAINTENANCE_WORKER ? "tlbf_maintenance_main" : "tlbf_snapshots_main",
+			BGW_MAXLEN);
+	strlcpy(worker.bgw_type, type, BGW_MAXLEN);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "%s in database %u", type, database);
 	worker.bgw_main_arg = ObjectIdGetDatum(database);
 	worker.bgw_notify_pid = MyProcPid;
-
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
-	{
-		MemoryContextSwitchTo(old);
-		ereport(DEBUG1,
-				(errmsg("tlbf: no background worker slot free for maintenance"),
-				 errhint("Raise max_worker_processes.")));
-		return;
-	}
-	foreach(cell, database_workers)
-		if (((DatabaseWorker *) lfirst(cell))->database == database)
-			w = lfirst(cell);
-	if (w == NULL)
-	{
-		w = palloc(sizeof(DatabaseWorker));
-		w->database = database;
-		database_workers = lappend(database_workers, w);
-	}
-	else
-		pfree(w->handle);
-	w->handle = handle;
-	MemoryContextSwitchTo(old);
-}
-
-void
-tlbf_launcher_main(Datum arg)
-{
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	pgstat_report_appname(LAUNCHER_NAME);
-
-	while (!ShutdownRequestPending)
-	{
-		List	   *databases;
-		ListCell   *cell;
-
-		process_reload();
-		databases = database_list();
-		/* the shared filters of dropped databases are freed */
-		tlbf_shared_forget_databases(databases);
-		if (tlbf_worker_enabled)
-			foreach(cell, databases)
-				start_worker_in(lfirst_oid(cell));
-		list_free(databases);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 tlbf_naptime * 1000L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
-	/* status 1: the postmaster starts us again unless it is shutting down */
-	proc_exit(1);
-}
-
-/*
- * Save the shared filters of this database that changed.  A failure is
- * reported and the changes stay marked for the next try.
- */
-static void
-save_shared_filters(void)
-{
-	MemoryContext context = CurrentMemoryContext;
-	List	   *saved = NIL;
-	ListCell   *cell;
-
-	PG_TRY();
-	{
-		Oid			schema;
-
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		schema = tlbf_extension_schema();
-		if (OidIsValid(schema))
-			tlbf_shared_save(schema, &saved);
-		SPI_finish();
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		tlbf_report_and_abort(context);
-		return;
-	}
-	PG_END_TRY();
-	/* committed: the saved versions are safe */
-	foreach(cell, saved)
-	{
-		List	   *pair = lfirst(cell);
-
-		tlbf_shared_saved(linitial(pair), *(uint64 *) lsecond(pair));
-	}
+	return RegisterDynamicBackgroundWorker(&worker, handle);
 }
 
 /* The lock tag of this database (a shared object). */
@@ -309,74 +121,147 @@ unlock_database(void)
 	holding_database_lock = false;
 }
 
-/*
- * Should the worker leave now: it was asked to stop, or a command that
- * needs its database to itself is waiting for the worker's lock.
- */
-bool
-tlbf_worker_should_leave(void)
+/* After a rollback released it: take the lock again, or plan to leave. */
+static void
+relock_database(void)
 {
 	LOCKTAG		tag = database_lock_tag();
 
-	if (ShutdownRequestPending)
-		return true;
-	return holding_database_lock && LockHasWaiters(&tag, DATABASE_LOCK, true);
+	if (holding_database_lock && TlbfLockHeldByMe(&tag, DATABASE_LOCK))
+		return;
+	if (!lock_database())
+		lost_database_lock = true;
 }
 
+/*
+ * Should the worker leave now: it was asked to stop, it lost its lock, or
+ * a command that needs its database to itself is waiting for the lock.
+ */
 static bool
-database_has_shared_filters(void)
+should_leave(void)
 {
-	return tlbf_shared_available() && tlbf_shared_names(false) != NIL;
+	LOCKTAG		tag = database_lock_tag();
+
+	CHECK_FOR_INTERRUPTS();
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+	if (ShutdownRequestPending || lost_database_lock)
+		return true;
+	return LockHasWaiters(&tag, DATABASE_LOCK, true);
 }
 
-void
-tlbf_maintenance_main(Datum arg)
+/* Connect to the database in 'arg' and lock it, or exit quietly. */
+static void
+start_in_database(Datum arg, const char *name)
 {
-	MemoryContext pass_context;
-	TimestampTz next_pass = 0;
-	TimestampTz next_save;
-
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	if (!lock_database())
 		proc_exit(0);
-	pgstat_report_appname(WORKER_NAME);
-	pass_context = AllocSetContextCreate(TopMemoryContext, "tlbf maintenance pass",
-										 ALLOCSET_DEFAULT_SIZES);
+	pgstat_report_appname(name);
+}
+
+static void
+leave(void)
+{
+	unlock_database();
+	proc_exit(0);
+}
+
+void
+tlbf_maintenance_main(Datum arg)
+{
+	PassControl control = {true, should_leave, relock_database};
+
+	start_in_database(arg, MAINTENANCE_NAME);
+	(void) tlbf_maintenance_pass(&control,
+								 AllocSetContextCreate(TopMemoryContext, "tlbf maintenance pass",
+													   ALLOCSET_DEFAULT_SIZES));
+	leave();
+}
+
+/*
+ * Save the shared filters of this database that changed.  A failure is
+ * reported and the changes stay marked for the next try.
+ */
+static void
+save_shared_filters(MemoryContext context)
+{
+	List	   *acks = NIL;
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		(void) tlbf_store_save(context, &acks);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		tlbf_report_and_abort(context);
+		relock_database();
+		return;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	/* committed: the saved versions are safe */
+	tlbf_store_acknowledge(acks);
+}
+
+static bool
+database_has_shared_filters(void)
+{
+	return list_member_oid(tlbf_directory_databases(), MyDatabaseId);
+}
+
+void
+tlbf_snapshots_main(Datum arg)
+{
+	MemoryContext round;
+	TimestampTz next_save;
+	TimestampTz next_retire;
+
+	start_in_database(arg, SNAPSHOT_NAME);
+	round = AllocSetContextCreate(TopMemoryContext, "tlbf snapshots round",
+								  ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(round);
 	next_save = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 											tlbf_snapshot_interval * 1000L);
-	for (;;)
+	next_retire = 0;
+	while (!should_leave() && database_has_shared_filters())
 	{
-		TimestampTz now;
+		TimestampTz now = GetCurrentTimestamp();
 		long		sleep_ms;
 
-		process_reload();
-		if (tlbf_worker_should_leave())
-			break;
-		now = GetCurrentTimestamp();
-		if (now >= next_pass)
-		{
-			MemoryContextReset(pass_context);
-			(void) tlbf_maintenance_pass(true, pass_context);
-			if (!database_has_shared_filters())
-				break;
-			next_pass = TimestampTzPlusMilliseconds(now, tlbf_naptime * 1000L);
-		}
 		if (now >= next_save)
 		{
-			save_shared_filters();
-			next_save = TimestampTzPlusMilliseconds(now, tlbf_snapshot_interval * 1000L);
+			save_shared_filters(round);
+			/* on the planned beat, so that delays do not add up */
+			next_save = TimestampTzPlusMilliseconds(next_save, tlbf_snapshot_interval * 1000L);
+			if (next_save <= now)
+				next_save = TimestampTzPlusMilliseconds(now, tlbf_snapshot_interval * 1000L);
 		}
-		sleep_ms = TimestampDifferenceMilliseconds(now, Min(next_pass, next_save));
+		if (now >= next_retire)
+		{
+			tlbf_store_retire(now);
+			next_retire = TimestampTzPlusMilliseconds(now, tlbf_naptime * 1000L);
+		}
+		MemoryContextReset(round);
+		sleep_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+												   Min(next_save, next_retire));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Min(Max(sleep_ms, 1), YIELD_CHECK_MS), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 	/* a clean stop: what changed since the last save is saved now */
 	if (database_has_shared_filters())
-		save_shared_filters();
-	unlock_database();
-	proc_exit(0);
+		save_shared_filters(round);
+	leave();
 }

@@ -156,7 +156,7 @@ is($stderr, '', '... without complaint');
 # Quiet logs: the workers wrote nothing (the log line prefix shows their
 # application_name), and none of them failed, until the DROP DATABASE.
 my $log = $log_before_drop;
-my @chatter = grep { /\] tlbf (launcher|maintenance) / || /background worker "tlbf maintenance"/ }
+my @chatter = grep { /\] tlbf (launcher|maintenance|snapshots) / || /background worker "tlbf (maintenance|snapshots)"/ }
 	split /\n/, $log;
 is(scalar(@chatter), 0, 'the workers keep the log quiet') or diag(join("\n", @chatter));
 

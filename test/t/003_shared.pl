@@ -137,14 +137,17 @@ is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM pair_events}),
 	'110', '... and rebuilds a trigger\'s multi-column keys the way the trigger makes them');
 
-# The worker of a database with shared filters stays connected, but gives
-# way to the commands that need the database to themselves.
+# The snapshot worker of a database with shared filters stays connected,
+# but gives way to the commands that need the database to themselves.
 sub worker_in
 {
 	my ($db) = @_;
 	return $node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE datname = '$db' AND backend_type = 'tlbf maintenance'");
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE datname = '$db' AND backend_type = 'tlbf snapshots'");
 }
+# (after the crash above, 'other' loads its filters back at their first use)
+is($node->safe_psql('other', "SELECT tlbf_shared_contains('clicks', 'only here')"), 't',
+	'filters come back after a crash in every database');
 ok(worker_in('other'), 'a worker stays connected to a database with shared filters');
 ($ret, $stdout, $stderr) = $node->psql('postgres', 'ALTER DATABASE other RENAME TO renamed');
 is($ret, 0, 'ALTER DATABASE ... RENAME gets past it') or diag($stderr);

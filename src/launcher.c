@@ -1,0 +1,360 @@
+/*-------------------------------------------------------------------------
+ *
+ * launcher.c
+ *	  The launcher: it only schedules.  With shared_preload_libraries =
+ *	  'tlbf' it starts with the server, connected to no database, and keeps
+ *	  a timetable per database:
+ *
+ *	  - one maintenance pass per database per tlbf.naptime (a short-lived
+ *		"tlbf maintenance" worker; none while the last one still runs);
+ *	  - a "tlbf snapshots" worker in every database that has shared filters,
+ *		started again if it had to leave;
+ *	  - the shared filters of dropped databases (and only of those) freed.
+ *
+ * A worker's start and exit wake the launcher (bgw_notify_pid), and so
+ * does a database's first shared filter; a wake only does what is due.
+ * When no background worker slot is free, the launcher says so at LOG, at
+ * most once per naptime, and tries again a second later.
+ *
+ * Before starting a worker in a database, the launcher takes the lock that
+ * DROP DATABASE and ALTER DATABASE need, without waiting, and reads the
+ * database's row again: a database being dropped or renamed gets no
+ * worker, which would only fail to connect.
+ *
+ * It handles SIGHUP and SIGTERM, processes interrupts and barriers
+ * whenever it wakes, and exits with status 1 so that the postmaster starts
+ * it again: after a crash, or after pg_terminate_backend().
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "background.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/interrupt.h"
+#include "shared_directory.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#define LAUNCHER_NAME		"tlbf launcher"
+#define RESTART_SECONDS		10
+#define RETRY_MS			1000
+
+/* pg_database.datconnlimit of a database whose DROP was interrupted */
+#define INVALID_DATABASE_CONNLIMIT	(-2)
+
+PGDLLEXPORT void tlbf_launcher_main(Datum arg);
+
+/* The timetable of one database (in TopMemoryContext). */
+typedef struct DatabaseSchedule
+{
+	Oid			database;
+	TimestampTz next_pass;
+	TimestampTz next_snapshots;	/* earliest start of a snapshot worker */
+	BackgroundWorkerHandle *pass;
+	BackgroundWorkerHandle *snapshots;
+} DatabaseSchedule;
+
+static List *schedules = NIL;
+static TimestampTz last_no_slot_report = 0;
+
+void
+tlbf_register_launcher(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = RESTART_SECONDS;
+	strlcpy(worker.bgw_library_name, "tlbf", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "tlbf_launcher_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, LAUNCHER_NAME, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, LAUNCHER_NAME, BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+static bool
+connectable(Form_pg_database db)
+{
+	return db->datallowconn && db->datconnlimit != INVALID_DATABASE_CONNLIMIT;
+}
+
+/*
+ * Every database (*all) and those a worker may connect to (*open), from
+ * pg_database, a shared catalog: no database connection needed.
+ */
+static void
+list_databases(List **all, List **open)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	MemoryContext caller = CurrentMemoryContext;
+
+	*all = NIL;
+	*open = NIL;
+	StartTransactionCommand();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
+		*all = lappend_oid(*all, db->oid);
+		if (connectable(db))
+			*open = lappend_oid(*open, db->oid);
+		MemoryContextSwitchTo(old);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(caller);
+}
+
+/*
+ * May a worker connect to 'database' now?  Not if a command that needs
+ * the database to itself (DROP, ALTER ... RENAME, CREATE ... TEMPLATE)
+ * holds or awaits its lock, nor if it was dropped meanwhile.
+ */
+static bool
+database_ready(Oid database)
+{
+	LOCKTAG		tag;
+	bool		ready = false;
+	MemoryContext caller = CurrentMemoryContext;
+
+	StartTransactionCommand();
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, database, 0);
+	if (LockAcquire(&tag, RowExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+	{
+		Relation	rel = table_open(DatabaseRelationId, AccessShareLock);
+		SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+		HeapTuple	tuple;
+
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
+
+			if (db->oid == database)
+				ready = connectable(db);
+		}
+		systable_endscan(scan);
+		table_close(rel, AccessShareLock);
+	}
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(caller);
+	return ready;
+}
+
+static bool
+running(BackgroundWorkerHandle *handle)
+{
+	pid_t		pid;
+
+	return handle != NULL && GetBackgroundWorkerPid(handle, &pid) != BGWH_STOPPED;
+}
+
+/*
+ * Start a worker; false if there was no slot for it.  A database being
+ * dropped or renamed counts as done: it gets its turn later, if it still
+ * exists.
+ */
+static bool
+start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **handle)
+{
+	MemoryContext old;
+	BackgroundWorkerHandle *started;
+	TimestampTz now;
+
+	if (!database_ready(database))
+		return true;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	if (tlbf_start_database_worker(kind, database, &started))
+	{
+		if (*handle != NULL)
+			pfree(*handle);
+		*handle = started;
+		MemoryContextSwitchTo(old);
+		return true;
+	}
+	MemoryContextSwitchTo(old);
+	now = GetCurrentTimestamp();
+	if (TimestampDifferenceExceeds(last_no_slot_report, now, tlbf_naptime * 1000))
+	{
+		ereport(LOG,
+				(errmsg("tlbf: no background worker slot free for a %s in database %u",
+						kind == MAINTENANCE_WORKER ? "maintenance pass" : "snapshot worker",
+						database),
+				 errdetail("It will be tried again; meanwhile that database is not maintained."),
+				 errhint("Raise max_worker_processes.")));
+		last_no_slot_report = now;
+	}
+	return false;
+}
+
+static DatabaseSchedule *
+schedule_of(Oid database, TimestampTz now)
+{
+	ListCell   *cell;
+	DatabaseSchedule *s;
+	MemoryContext old;
+
+	foreach(cell, schedules)
+	{
+		s = lfirst(cell);
+		if (s->database == database)
+			return s;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	s = palloc0(sizeof(DatabaseSchedule));
+	s->database = database;
+	s->next_pass = now;
+	s->next_snapshots = now;
+	schedules = lappend(schedules, s);
+	MemoryContextSwitchTo(old);
+	return s;
+}
+
+/* Forget the timetables of databases that are gone or closed. */
+static void
+prune_schedules(const List *open)
+{
+	List	   *kept = NIL;
+	ListCell   *cell;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	foreach(cell, schedules)
+	{
+		DatabaseSchedule *s = lfirst(cell);
+
+		if (list_member_oid(open, s->database))
+			kept = lappend(kept, s);
+		else
+		{
+			if (s->pass)
+				pfree(s->pass);
+			if (s->snapshots)
+				pfree(s->snapshots);
+			pfree(s);
+		}
+	}
+	list_free(schedules);
+	schedules = kept;
+	MemoryContextSwitchTo(old);
+}
+
+static TimestampTz
+after_ms(TimestampTz t, int ms)
+{
+	return TimestampTzPlusMilliseconds(t, ms);
+}
+
+/*
+ * One round: free the filters of dropped databases, start what is due.
+ * Returns when the next thing is due.
+ */
+static TimestampTz
+run_round(void)
+{
+	uint64		stamp = tlbf_directory_available() ? tlbf_directory_stamp() : 0;
+	List	   *all;
+	List	   *open;
+	List	   *with_filters;
+	ListCell   *cell;
+	TimestampTz now;
+	TimestampTz wake;
+	int			naptime_ms = tlbf_naptime * 1000;
+
+	list_databases(&all, &open);
+	tlbf_directory_forget_databases(all, stamp);
+	with_filters = tlbf_directory_databases();
+	prune_schedules(open);
+
+	now = GetCurrentTimestamp();
+	wake = after_ms(now, naptime_ms);
+	foreach(cell, open)
+	{
+		DatabaseSchedule *s = schedule_of(lfirst_oid(cell), now);
+
+		if (tlbf_worker_enabled && now >= s->next_pass)
+		{
+			/* a pass still running skips its turn */
+			if (running(s->pass) ||
+				start_worker(MAINTENANCE_WORKER, s->database, &s->pass))
+				s->next_pass = after_ms(now, naptime_ms);
+			else
+				s->next_pass = after_ms(now, RETRY_MS);
+		}
+		if (tlbf_worker_enabled)
+			wake = Min(wake, s->next_pass);
+
+		if (list_member_oid(with_filters, s->database) && !running(s->snapshots))
+		{
+			if (now >= s->next_snapshots)
+			{
+				(void) start_worker(SNAPSHOT_WORKER, s->database, &s->snapshots);
+				s->next_snapshots = after_ms(now, RETRY_MS);
+			}
+			wake = Min(wake, s->next_snapshots);
+		}
+	}
+	return wake;
+}
+
+static void
+stop_watching(int code, Datum arg)
+{
+	tlbf_directory_watch(NULL);
+}
+
+void
+tlbf_launcher_main(Datum arg)
+{
+	MemoryContext round;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname(LAUNCHER_NAME);
+	tlbf_directory_watch(MyLatch);
+	before_shmem_exit(stop_watching, (Datum) 0);
+	round = AllocSetContextCreate(TopMemoryContext, "tlbf launcher round",
+								  ALLOCSET_DEFAULT_SIZES);
+
+	for (;;)
+	{
+		TimestampTz wake;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (ShutdownRequestPending)
+			break;
+		MemoryContextSwitchTo(round);
+		wake = run_round();
+		MemoryContextSwitchTo(TopMemoryContext);
+		MemoryContextReset(round);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Max(TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake), 1),
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	/* status 1: the postmaster starts us again unless it is shutting down */
+	proc_exit(1);
+}

@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_directory.h
+ *	  The directory of named filters in shared memory: the pool their bytes
+ *	  live in, their slots and locks, and which transaction sees which.
+ *	  No catalog access: see shared_store.h for loading and saving.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_SHARED_DIRECTORY_H
+#define TLBF_SHARED_DIRECTORY_H
+
+#include "tlbf_pg.h"
+
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+/* A filter opened for use: the directory and filter locks are held. */
+typedef struct SharedFilterRef
+{
+	int			slot;
+	Tlbf	   *filter;			/* in shared memory */
+	LWLockMode	mode;
+} SharedFilterRef;
+
+/* One filter as it was at a moment, to save it and acknowledge the save. */
+typedef struct SharedFilterId
+{
+	int			slot;
+	uint64		generation;		/* which filter held the slot */
+	char		name[NAMEDATALEN];
+	uint64		changes;		/* its change count then */
+} SharedFilterId;
+
+typedef enum InstallResult
+{
+	INSTALL_DONE,
+	INSTALL_NAME_TAKEN,			/* shared memory has (or is creating) it */
+	INSTALL_NO_ROOM,
+	INSTALL_STALE				/* a filter was dropped since the caller looked */
+} InstallResult;
+
+/* GUCs (guc.c defines them) */
+extern int	tlbf_shared_memory;
+extern int	tlbf_max_shared_filters;
+
+extern void tlbf_directory_init(void);
+extern bool tlbf_directory_available(void);
+extern void tlbf_directory_require(void);
+extern Size tlbf_directory_pool_bytes(void);
+extern double tlbf_directory_region_for(const TlbfParams *params);
+
+extern bool tlbf_directory_open(const char *name, LWLockMode mode, SharedFilterRef *ref);
+extern bool tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode,
+								   SharedFilterRef *ref);
+extern void tlbf_directory_close(SharedFilterRef *ref);
+extern void tlbf_directory_count_change(SharedFilterRef *ref);
+extern Size tlbf_directory_region(const SharedFilterRef *ref);
+extern uint64 tlbf_directory_changes(const SharedFilterRef *ref);
+extern bool tlbf_directory_unsaved(const SharedFilterRef *ref);
+extern void tlbf_directory_saved(const SharedFilterId *id);
+
+extern void tlbf_directory_create(const char *name, const Tlbf *initial, Size region);
+extern bool tlbf_directory_drop(const char *name);
+extern List *tlbf_directory_names(void);
+extern List *tlbf_directory_changed(void);
+extern uint64 tlbf_directory_drops(void);
+extern InstallResult tlbf_directory_install(const char *name, const Tlbf *filter,
+											Size region, uint64 drops_seen);
+
+extern List *tlbf_directory_databases(void);
+extern uint64 tlbf_directory_stamp(void);
+extern void tlbf_directory_forget_databases(const List *existing, uint64 stamp);
+extern void tlbf_directory_watch(Latch *latch);
+
+#endif							/* TLBF_SHARED_DIRECTORY_H */

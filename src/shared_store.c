@@ -1,0 +1,547 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_store.c
+ *	  Named filters as SQL sees them: created and dropped transactionally,
+ *	  saved to the table tlbf_shared_filters of the extension's schema and
+ *	  loaded back from it.
+ *
+ * Every filter of shared memory has a row in the snapshot table, written
+ * in the same transaction that creates it and deleted in the one that
+ * drops it.  A create or drop first takes a heavyweight lock on the name,
+ * held to the end of its transaction: creates and drops of one name
+ * happen one transaction after the other, so once transactions end, the
+ * directory and the table agree.
+ *
+ * The snapshot worker of the database saves the filters that changed
+ * every tlbf.snapshot_interval, and once more when it is told to stop.
+ * After a restart (or a pg_restore), a filter that shared memory does not
+ * hold is loaded from its row the first time a session asks for it.
+ * Loading reads the table with a fresh snapshot, never the caller's: a
+ * REPEATABLE READ transaction whose snapshot predates a drop must not
+ * bring the dropped filter back.  A drop that commits while the load
+ * reads is caught by the directory (INSTALL_STALE) and the load retried.
+ *
+ * The table is untrusted input.  Only the extension's functions write it
+ * (as its owner; no role is granted INSERT, UPDATE or DELETE), but a
+ * superuser or a restored dump can put anything in it: every field of
+ * every row is checked before it sizes, names or fills a slot, and a bad
+ * row is skipped with a WARNING.
+ *
+ * On a standby, shared memory is not used at all: the functions that read
+ * a filter read its saved copy, replicated with the table.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shared_store.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "safe_sql.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+/* Columns of tlbf_shared_filters (see the install script). */
+#define SNAPSHOT_NAME		1
+#define SNAPSHOT_FILTER		2
+#define SNAPSHOT_REGION		3
+
+/* The advisory lock tag of a name: tlbf's own key, apart from users' keys. */
+#define NAME_LOCK_KEY		0x74626c66	/* "tlbf" */
+#define NAME_LOCK_FIELD		3
+
+/* A load gives up after this many drops committed while it read. */
+#define LOAD_ATTEMPTS		10
+
+static object_access_hook_type previous_object_access_hook = NULL;
+
+/*
+ * Lock a filter name of this database to the end of the transaction:
+ * ExclusiveLock to create or drop it, ShareLock to save it.
+ */
+static bool
+lock_name(const char *name, LOCKMODE mode, bool wait)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
+						 hash_bytes((const unsigned char *) name, (int) strlen(name)),
+						 NAME_LOCK_KEY, NAME_LOCK_FIELD);
+	return LockAcquire(&tag, mode, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+static void
+report_bad_row(const char *name, const char *detail)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("saved shared tlbf filter \"%s\" is invalid and was not loaded", name),
+			 errdetail("%s", detail),
+			 errhint("Drop it with tlbf_shared_drop() and create it again.")));
+}
+
+static bool
+column_is(TupleDesc desc, AttrNumber attnum, Oid type)
+{
+	Form_pg_attribute column = TupleDescAttr(desc, attnum - 1);
+
+	return !column->attisdropped && column->atttypid == type;
+}
+
+/* The snapshot table, opened for reading, or NULL if it is not usable. */
+static Relation
+open_snapshot_table(void)
+{
+	Oid			relid = tlbf_extension_table("tlbf_shared_filters");
+	Relation	rel;
+	TupleDesc	desc;
+
+	if (!OidIsValid(relid))
+		return NULL;
+	rel = table_open(relid, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	if (desc->natts < SNAPSHOT_REGION ||
+		!column_is(desc, SNAPSHOT_NAME, TEXTOID) ||
+		!column_is(desc, SNAPSHOT_FILTER, tlbf_extension_type()) ||
+		!column_is(desc, SNAPSHOT_REGION, INT8OID))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("table tlbf_shared_filters does not have the columns tlbf expects"),
+				 errdetail("Its first three columns must be name text, filter tlbf and region_bytes bigint."),
+				 errhint("Reinstall the extension.")));
+		table_close(rel, AccessShareLock);
+		return NULL;
+	}
+	return rel;
+}
+
+/*
+ * Read one row: true with its fields, checked and copied, in *saved; false
+ * after a WARNING if any field is bad.
+ */
+static bool
+read_row(HeapTuple tuple, TupleDesc desc, SavedFilter *saved)
+{
+	bool		isnull;
+	Datum		name = heap_getattr(tuple, SNAPSHOT_NAME, desc, &isnull);
+	Datum		value;
+	Datum		region;
+	TlbfProblem problem;
+
+	if (isnull)
+	{
+		report_bad_row("", "It has no name.");
+		return false;
+	}
+	saved->name = TextDatumGetCString(name);
+	if (saved->name[0] == '\0' || strlen(saved->name) >= NAMEDATALEN)
+	{
+		report_bad_row(saved->name,
+					   psprintf("A name has 1 to %d bytes; this one has %zu.",
+								NAMEDATALEN - 1, strlen(saved->name)));
+		return false;
+	}
+	value = heap_getattr(tuple, SNAPSHOT_FILTER, desc, &isnull);
+	if (isnull)
+	{
+		report_bad_row(saved->name, "It has no filter.");
+		return false;
+	}
+	saved->filter = (Tlbf *) PG_DETOAST_DATUM_COPY(value);
+	if (!tlbf_validate(saved->filter, VARSIZE(saved->filter), &problem))
+	{
+		report_bad_row(saved->name, psprintf("%s.", problem.message));
+		return false;
+	}
+	region = heap_getattr(tuple, SNAPSHOT_REGION, desc, &isnull);
+	if (isnull || DatumGetInt64(region) < (int64) VARSIZE(saved->filter) ||
+		DatumGetInt64(region) > (int64) tlbf_directory_pool_bytes())
+	{
+		report_bad_row(saved->name,
+					   psprintf("Its region_bytes must be between its size (%zu bytes) and tlbf.shared_memory (%zu bytes).",
+								(Size) VARSIZE(saved->filter), tlbf_directory_pool_bytes()));
+		return false;
+	}
+	saved->region = (Size) DatumGetInt64(region);
+	return true;
+}
+
+/*
+ * This database's saved filters whose rows pass every check, read with
+ * 'snapshot' (NULL: a fresh catalog snapshot).
+ */
+static List *
+read_saved(Snapshot snapshot)
+{
+	Relation	rel = open_snapshot_table();
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	List	   *saved = NIL;
+
+	if (rel == NULL)
+		return NIL;
+	scan = systable_beginscan(rel, InvalidOid, false, snapshot, 0, NULL);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		SavedFilter *row = palloc(sizeof(SavedFilter));
+
+		if (read_row(tuple, RelationGetDescr(rel), row))
+			saved = lappend(saved, row);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return saved;
+}
+
+/*
+ * Load this database's saved filters that shared memory does not hold:
+ * after a restart, or after pg_restore.  A filter of the same name in
+ * shared memory wins (it is newer).  Filters that do not fit are reported
+ * and left out.
+ */
+void
+tlbf_store_load(void)
+{
+	if (RecoveryInProgress())
+		return;
+	for (int attempt = 0; attempt < LOAD_ATTEMPTS; attempt++)
+	{
+		uint64		drops = tlbf_directory_drops();
+		List	   *saved;
+		ListCell   *cell;
+		bool		stale = false;
+
+		/* a snapshot taken now, whatever the transaction's isolation */
+		InvalidateCatalogSnapshot();
+		saved = read_saved(NULL);
+		foreach(cell, saved)
+		{
+			SavedFilter *row = lfirst(cell);
+
+			switch (tlbf_directory_install(row->name, row->filter, row->region, drops))
+			{
+				case INSTALL_DONE:
+				case INSTALL_NAME_TAKEN:
+					break;
+				case INSTALL_NO_ROOM:
+					ereport(WARNING,
+							(errcode(ERRCODE_OUT_OF_MEMORY),
+							 errmsg("no room to load shared tlbf filter \"%s\"", row->name),
+							 errhint("Raise tlbf.shared_memory or tlbf.max_shared_filters and restart the server.")));
+					break;
+				case INSTALL_STALE:
+					stale = true;
+					break;
+			}
+			if (stale)
+				break;
+		}
+		if (!stale)
+			return;
+	}
+}
+
+/*
+ * Open filter 'name' of this database, loading it from its saved copy if
+ * shared memory does not hold it yet; ERROR if there is none.
+ */
+void
+tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
+{
+	if (tlbf_directory_open(name, mode, ref))
+		return;
+	tlbf_store_load();
+	if (!tlbf_directory_open(name, mode, ref))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("shared tlbf filter \"%s\" does not exist", name),
+				 errhint("Create it with tlbf_shared_create(); tlbf_shared_list() shows the filters of this database.")));
+}
+
+/*
+ * Run a statement on the snapshot table as the table's owner (no caller
+ * needs a privilege on it).  Returns the rows it processed.
+ */
+static uint64
+write_snapshots(Oid relid, const char *format, int nargs, Oid *types, Datum *values)
+{
+	char	   *query = psprintf(format, tlbf_extension_schema_quoted());
+	RoleSwitch	role;
+	uint64		processed;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	tlbf_become(tlbf_relation_owner(relid), &role);
+	if (tlbf_safe_execute(query, nargs, types, values, false, 0) < 0)
+		elog(ERROR, "could not write the shared tlbf filter snapshots");
+	processed = SPI_processed;
+	tlbf_unbecome(&role);
+	SPI_finish();
+	return processed;
+}
+
+static Oid
+snapshot_table_or_error(void)
+{
+	Oid			relid = tlbf_extension_table("tlbf_shared_filters");
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the tlbf extension has no table tlbf_shared_filters"),
+				 errhint("Update the extension: ALTER EXTENSION tlbf UPDATE.")));
+	return relid;
+}
+
+/* A new empty filter in shared memory, and its row in the snapshot table. */
+void
+tlbf_store_create(const char *name, const TlbfParams *params)
+{
+	Oid			relid = snapshot_table_or_error();
+	double		region = tlbf_directory_region_for(params);
+	Tlbf	   *f;
+	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
+	Datum		values[3];
+
+	if (region > (double) tlbf_directory_pool_bytes())
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("not enough shared memory for shared tlbf filter \"%s\"", name),
+				 errdetail("It needs %.0f bytes; tlbf.shared_memory is %d bytes.",
+						   region, tlbf_shared_memory),
+				 errhint("Lower the filter's capacity, or raise tlbf.shared_memory and restart the server.")));
+	lock_name(name, ExclusiveLock, true);
+	tlbf_store_load();
+
+	f = palloc(sizeof(Tlbf));
+	tlbf_init(f, params);
+	tlbf_set_length(f);
+	tlbf_directory_create(name, f, (Size) region);
+
+	types[1] = tlbf_extension_type();
+	values[0] = CStringGetTextDatum(name);
+	values[1] = PointerGetDatum(f);
+	values[2] = Int64GetDatum((int64) TYPEALIGN(sizeof(uint64), (Size) region));
+	if (write_snapshots(relid,
+						"INSERT INTO %s.tlbf_shared_filters (name, filter, region_bytes, saved_at) "
+						"VALUES ($1, $2, $3, pg_catalog.now()) ON CONFLICT (name) DO NOTHING",
+						3, types, values) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("shared tlbf filter \"%s\" already exists", name),
+				 errdetail("Its saved copy could not be loaded into shared memory."),
+				 errhint("Drop it with tlbf_shared_drop() first.")));
+}
+
+/* Drop a filter and its saved copy, at commit. */
+void
+tlbf_store_drop(const char *name)
+{
+	Oid			relid = snapshot_table_or_error();
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	bool		in_memory;
+	uint64		rows;
+
+	lock_name(name, ExclusiveLock, true);
+	in_memory = tlbf_directory_drop(name);
+	values[0] = CStringGetTextDatum(name);
+	rows = write_snapshots(relid,
+						   "DELETE FROM %s.tlbf_shared_filters WHERE name OPERATOR(pg_catalog.=) $1",
+						   1, types, values);
+	if (!in_memory && rows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("shared tlbf filter \"%s\" does not exist", name)));
+}
+
+/*
+ * Write the filters of this database that changed since they were last
+ * saved, in the caller's transaction.  A filter whose name another
+ * transaction is creating or dropping is left for the next save.  *acks
+ * gets, in 'ack_context', what to pass to tlbf_store_acknowledge() once
+ * the transaction has committed.  Returns how many were written.
+ */
+int
+tlbf_store_save(MemoryContext ack_context, List **acks)
+{
+	Oid			relid = tlbf_extension_table("tlbf_shared_filters");
+	List	   *changed;
+	ListCell   *cell;
+	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
+	int			written = 0;
+
+	if (!OidIsValid(relid) || RecoveryInProgress())
+		return 0;
+	types[1] = tlbf_extension_type();
+	changed = tlbf_directory_changed();
+	foreach(cell, changed)
+	{
+		SharedFilterId *id = lfirst(cell);
+		SharedFilterRef ref;
+		Tlbf	   *copy;
+		Size		region;
+		Datum		values[3];
+		SharedFilterId *ack;
+		MemoryContext old;
+
+		if (!lock_name(id->name, ShareLock, false) ||
+			!tlbf_directory_open_id(id, LW_SHARED, &ref))
+			continue;
+		region = tlbf_directory_region(&ref);
+		if (tlbf_size(ref.filter) > region)
+		{
+			tlbf_directory_close(&ref);
+			elog(WARNING, "shared tlbf filter \"%s\" overran its region and was not saved", id->name);
+			continue;
+		}
+		copy = palloc(tlbf_size(ref.filter));
+		memcpy(copy, ref.filter, tlbf_size(ref.filter));
+		id->changes = tlbf_directory_changes(&ref);
+		tlbf_directory_close(&ref);
+		tlbf_set_length(copy);
+
+		values[0] = CStringGetTextDatum(id->name);
+		values[1] = PointerGetDatum(copy);
+		values[2] = Int64GetDatum((int64) region);
+		(void) write_snapshots(relid,
+							   "INSERT INTO %s.tlbf_shared_filters AS s (name, filter, region_bytes, saved_at) "
+							   "VALUES ($1, $2, $3, pg_catalog.now()) "
+							   "ON CONFLICT (name) DO UPDATE SET filter = excluded.filter, "
+							   "region_bytes = excluded.region_bytes, saved_at = excluded.saved_at",
+							   3, types, values);
+		pfree(copy);
+		ack = MemoryContextAlloc(ack_context, sizeof(SharedFilterId));
+		*ack = *id;
+		old = MemoryContextSwitchTo(ack_context);
+		*acks = lappend(*acks, ack);
+		MemoryContextSwitchTo(old);
+		written++;
+	}
+	return written;
+}
+
+/* After the save's transaction committed: the saved versions are safe. */
+void
+tlbf_store_acknowledge(List *acks)
+{
+	ListCell   *cell;
+
+	foreach(cell, acks)
+		tlbf_directory_saved(lfirst(cell));
+}
+
+/* Retire the expired slices of this database's shared filters. */
+void
+tlbf_store_retire(TimestampTz now)
+{
+	List	   *names = tlbf_directory_names();
+	ListCell   *cell;
+
+	foreach(cell, names)
+	{
+		SharedFilterRef ref;
+
+		if (!tlbf_directory_open(lfirst(cell), LW_EXCLUSIVE, &ref))
+			continue;
+		if (tlbf_retirable_slices(ref.filter, now) > 0)
+		{
+			tlbf_drop_expired(ref.filter, now);
+			tlbf_directory_count_change(&ref);
+		}
+		tlbf_directory_close(&ref);
+	}
+}
+
+/*
+ * On a standby: the saved copy of filter 'name', as of the query's
+ * snapshot, for reading only (fetched once per call site while the row
+ * does not change).
+ */
+Tlbf *
+tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name)
+{
+	Relation	rel = open_snapshot_table();
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Tlbf	   *filter = NULL;
+
+	if (rel != NULL)
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		scan = systable_beginscan(rel, InvalidOid, false, GetActiveSnapshot(), 0, NULL);
+		while (filter == NULL && HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			bool		isnull;
+			Datum		row_name = heap_getattr(tuple, SNAPSHOT_NAME, desc, &isnull);
+			Datum		value;
+
+			if (isnull || strcmp(TextDatumGetCString(row_name), name) != 0)
+				continue;
+			value = heap_getattr(tuple, SNAPSHOT_FILTER, desc, &isnull);
+			if (isnull)
+				continue;
+			/* a value stored in the row lives in a buffer: copy it out */
+			if (!VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(value)))
+				value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+			filter = tlbf_readonly_value(fcinfo, 0, (struct varlena *) DatumGetPointer(value));
+		}
+		systable_endscan(scan);
+		table_close(rel, AccessShareLock);
+	}
+	if (filter == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("shared tlbf filter \"%s\" does not exist", name),
+				 errdetail("During recovery, shared filters are read from their saved copies.")));
+	return filter;
+}
+
+/* On a standby: every valid saved copy, as of the query's snapshot. */
+List *
+tlbf_store_saved_filters(void)
+{
+	return read_saved(GetActiveSnapshot());
+}
+
+/*
+ * DROP EXTENSION (or DROP SCHEMA ... CASCADE, DROP OWNED) drops the
+ * filters of this database with the extension, at commit.  Other
+ * transactions' creates and drops of these names have ended by then:
+ * each wrote the snapshot table, which the drop has locked.
+ */
+static void
+on_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
+				 void *arg)
+{
+	if (previous_object_access_hook)
+		previous_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == ExtensionRelationId &&
+		tlbf_directory_available() && objectId == tlbf_extension_oid())
+	{
+		ListCell   *cell;
+
+		foreach(cell, tlbf_directory_names())
+			(void) tlbf_directory_drop(lfirst(cell));
+	}
+}
+
+/* Install the hook that drops filters with the extension (preloaded only). */
+void
+tlbf_store_init(void)
+{
+	previous_object_access_hook = object_access_hook;
+	object_access_hook = on_object_access;
+}
