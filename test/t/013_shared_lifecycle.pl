@@ -37,6 +37,15 @@ sub result
 	return $ret == 0 ? $out : ($err =~ /ERROR:  (\w{5})/ ? "ERROR $1" : "failed: $err");
 }
 
+# a query in a background session, its output without the final newline
+sub bgq
+{
+	my ($session, $sql) = @_;
+	my $out = $session->query($sql);
+	chomp $out;
+	return $out;
+}
+
 # ---- 7. ALLOW_CONNECTIONS false ------------------------------------------
 $node->safe_psql('postgres', 'CREATE DATABASE closing');
 $node->safe_psql('closing', q{
@@ -59,18 +68,18 @@ $user->query_safe(q{
 	END $$});
 $user->query_safe(q{SELECT tlbf_shared_add('kept_open', 'late', clock_timestamp())});
 sleep 1;
-is($user->query(q{SELECT tlbf_shared_contains('kept_open', 'late')}), 't',
+is(bgq($user, q{SELECT tlbf_shared_contains('kept_open', 'late')}), 't',
 	'ALLOW_CONNECTIONS false: a key added a second ago is found by a connected session');
-is($user->query(q{SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('kept_open', k)})
-	  . '/' . $user->query(q{SELECT count(*) FROM generate_series(1001, 1040) k WHERE NOT tlbf_shared_contains('kept_open', k)}),
+is(bgq($user, q{SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('kept_open', k)})
+	  . '/' . bgq($user, q{SELECT count(*) FROM generate_series(1001, 1040) k WHERE NOT tlbf_shared_contains('kept_open', k)}),
 	'0/0', '... and every key added before and after it');
-is($user->query(q{SELECT count(*) FROM tlbf_shared_list() WHERE name = 'kept_open'}), '1',
+is(bgq($user, q{SELECT count(*) FROM tlbf_shared_list() WHERE name = 'kept_open'}), '1',
 	'... and the filter is listed');
 $node->safe_psql('postgres', 'ALTER DATABASE closing ALLOW_CONNECTIONS true');
 sleep 2;
 is(result('closing', q{SELECT count(*) FROM generate_series(1001, 1040) k WHERE NOT tlbf_shared_contains('kept_open', k)}),
 	'0', 'ALLOW_CONNECTIONS true again: every key is still there');
-is($user->query(q{SELECT tlbf_shared_contains('kept_open', 'late')}), 't', '... the last one too');
+is(bgq($user, q{SELECT tlbf_shared_contains('kept_open', 'late')}), 't', '... the last one too');
 $user->quit;
 
 # ---- 5. create and drop across sessions, then a clean restart -------------
