@@ -57,7 +57,7 @@ foreach my $db (sort keys %oid)
 # ---- 12. memory, pass after pass -------------------------------------------
 $node->safe_psql('postgres', q{
 	ALTER SYSTEM SET tlbf.naptime = 1;
-	ALTER SYSTEM RESET log_min_messages;
+	ALTER SYSTEM SET log_min_messages = warning;
 	SELECT pg_reload_conf();
 	CREATE DATABASE mem;
 });
@@ -83,7 +83,7 @@ my $launcher = $node->safe_psql('postgres',
 my $worker_query = q{
 	SELECT pid FROM pg_stat_activity
 	WHERE datname = 'mem' AND backend_type IN ('tlbf snapshots', 'tlbf maintenance')
-	ORDER BY backend_start LIMIT 1};
+	ORDER BY backend_type = 'tlbf snapshots' DESC, backend_start LIMIT 1};
 ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($worker_query) w"),
 	'a worker stays connected to the database with shared filters');
 my $worker = $node->safe_psql('postgres', $worker_query);
@@ -129,9 +129,10 @@ foreach my $process ('launcher', 'worker')
 }
 
 # ---- 10. no slot free: said once per naptime ------------------------------
-# Two slots: the launcher and the logical replication launcher take both.
+# One slot, which the launcher takes (no logical replication launcher).
 $node->append_conf('postgresql.conf', qq{
-max_worker_processes = 2
+max_worker_processes = 1
+max_logical_replication_workers = 0
 tlbf.naptime = 2
 });
 $node->restart;
