@@ -19,7 +19,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
 EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
-ISOLATION = shared_test_and_add shared_retire
+ISOLATION = shared_test_and_add shared_retire shared_create_drop
 ISOLATION_OPTS = --inputdir=test/isolation
 
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config

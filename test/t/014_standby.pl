@@ -1,0 +1,91 @@
+# Shared filters on a hot standby (issue 14, item 8).  A standby is read
+# only: adding, creating, dropping and rebuilding fail with SQLSTATE 25006
+# (read_only_sql_transaction), since nothing written there could be kept
+# or replicated.  Reading follows the primary's saved snapshots as they
+# replay: a key added on the primary is found on the standby once the
+# primary saved the filter and the standby replayed that save; a filter
+# dropped on the primary disappears from the standby; a new one appears.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'tlbf'
+tlbf.naptime = 1
+tlbf.snapshot_interval = 1
+});
+$primary->start;
+
+sub saved_on_primary
+{
+	return $primary->poll_query_until('postgres',
+		"SELECT bool_and(NOT (info->>'unsaved_changes')::boolean) FROM tlbf_shared_list()");
+}
+
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create('replicated', '1 hour', 0.001, 10000);
+	SELECT count(*) FROM generate_series(1, 100) k WHERE tlbf_shared_add('replicated', k);
+	SELECT tlbf_shared_create('dropped_later', '1 hour');
+	CREATE TABLE source AS SELECT k, now() AS at FROM generate_series(1, 10) k;
+});
+ok(saved_on_primary(), 'the primary saved its filters');
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+$primary->wait_for_catchup($standby);
+
+sub on_standby
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $standby->psql('postgres', $sql, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	return $ret == 0 ? $out : ($err =~ /ERROR:  (\w{5})/ ? "ERROR $1" : "failed: $err");
+}
+
+is(on_standby("SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('replicated', k)"),
+	'0', 'the standby finds the keys of the replicated snapshot');
+is(on_standby('SELECT string_agg(name, \',\' ORDER BY name) FROM tlbf_shared_list()'),
+	'dropped_later,replicated', 'tlbf_shared_list works on the standby');
+
+# Writes fail: the standby is read only.
+is(on_standby("SELECT tlbf_shared_add('replicated', 'written on the standby')"), 'ERROR 25006',
+	'tlbf_shared_add on the standby: ERROR 25006');
+is(on_standby("SELECT tlbf_shared_create('standby_made', '1 hour')"), 'ERROR 25006',
+	'tlbf_shared_create on the standby: ERROR 25006');
+is(on_standby("SELECT tlbf_shared_drop('replicated')"), 'ERROR 25006',
+	'tlbf_shared_drop on the standby: ERROR 25006');
+is(on_standby("SELECT tlbf_shared_rebuild('replicated', 'SELECT k + 1000, at FROM source')"), 'ERROR 25006',
+	'tlbf_shared_rebuild on the standby: ERROR 25006');
+is(on_standby("SELECT tlbf_shared_contains('replicated', 'written on the standby')"), 'f',
+	'... and nothing was written there');
+is(on_standby('SELECT count(*) FROM tlbf_shared_list()'), '2', '... nor dropped');
+
+# The standby follows the primary's saves.
+$primary->safe_psql('postgres', q{
+	SELECT tlbf_shared_add('replicated', 'added on the primary');
+	SELECT tlbf_shared_drop('dropped_later');
+	SELECT tlbf_shared_create('created_later', '1 hour');
+	SELECT tlbf_shared_add('created_later', 'new');
+});
+ok(saved_on_primary(), 'the primary saved the new key');
+$primary->wait_for_catchup($standby);
+is(on_standby("SELECT tlbf_shared_contains('replicated', 'added on the primary')"), 't',
+	'a key added and saved on the primary is found on the standby after replay');
+is(on_standby("SELECT tlbf_contains(tlbf_shared_get('replicated'), 'added on the primary')"), 't',
+	'... also in tlbf_shared_get');
+is(on_standby('SELECT string_agg(name, \',\' ORDER BY name) FROM tlbf_shared_list()'),
+	'created_later,replicated', 'a filter dropped on the primary is gone from the standby, a new one is there');
+is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 't',
+	'... with its keys');
+is(on_standby("SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('replicated', k)"),
+	'0', 'the old keys are still found on the standby');
+
+$standby->stop;
+$primary->stop;
+done_testing();

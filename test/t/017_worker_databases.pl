@@ -1,0 +1,172 @@
+# The workers against databases that fail, go away or are forced away
+# (issue 14, items 11, 13, 14 and 15).
+#
+# 15. tlbf_maintenance_status tells whether maintenance runs: after passes
+#     over a registered table with expired slices, a recent last_pass,
+#     rows_rewritten and bytes_freed above zero and no last_error; for a
+#     table whose trigger raises, last_error holds the trigger's message.
+#     Any user may read it.
+# 11. After a failed batch (that trigger), the worker of a database with
+#     shared filters still holds its lock on the database: no "you don't
+#     own a lock" in the log, and DROP DATABASE without FORCE succeeds.
+# 13. DROP DATABASE ... WITH (FORCE) of a database with a connected worker
+#     succeeds, idle or in the middle of a slow batch (a trigger sleeping
+#     a minute; FORCE must not wait for the batch to end, here at most 30
+#     seconds), and nothing waits on a ProcSignalBarrier.
+# 14. Creating and dropping a database with the extension ten times in a
+#     row (the last time with a shared filter) leaves no FATAL or ERROR of
+#     a tlbf process in the log, and no "database N does not exist".
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('databases');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'tlbf'
+tlbf.naptime = 1
+tlbf.snapshot_interval = 1
+log_line_prefix = '%m [%p] %a %b '
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE ROLE reader LOGIN');
+
+sub result
+{
+	my ($db, $sql, @params) = @_;
+	my ($ret, $out, $err) = $node->psql($db, $sql, extra_params => [ '-v', 'VERBOSITY=verbose', @params ]);
+	return $ret == 0 ? $out : ($err =~ /ERROR:  (\w{5}): ([^\n]*)/ ? "ERROR $1: $2" : "failed: $err");
+}
+
+sub worker_connected
+{
+	my ($db) = @_;
+	return $node->poll_query_until('postgres', qq{
+		SELECT count(*) > 0 FROM pg_stat_activity
+		WHERE datname = '$db' AND backend_type IN ('tlbf snapshots', 'tlbf maintenance')});
+}
+
+# ---- 15 and 11: a table whose trigger raises --------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE failing');
+$node->safe_psql('failing', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create('keeps_a_worker', '1 hour');
+	CREATE TABLE fine (id int, f tlbf);
+	INSERT INTO fine SELECT i, tlbf_add(tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour'), i, now())
+	FROM generate_series(1, 50) i;
+	CREATE TABLE boom (id int, f tlbf);
+	INSERT INTO boom SELECT i, tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour')
+	FROM generate_series(1, 50) i;
+	CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+	    RAISE EXCEPTION 'boom from the trigger';
+	END $$;
+	CREATE TRIGGER boom BEFORE UPDATE ON boom FOR EACH ROW EXECUTE FUNCTION boom();
+	SELECT tlbf_maintain('fine', 'f'), tlbf_maintain('boom', 'f');
+});
+ok($node->poll_query_until('failing', 'SELECT count(*) = 0 FROM fine WHERE tlbf_retirable(f)'),
+	'the worker does the table that does not fail');
+my $log_offset = -s $node->logfile;
+ok(worker_connected('failing'), 'a worker stays connected to the database with a shared filter');
+my $failed = 0;
+foreach (1 .. 600)
+{
+	last if $failed = (slurp_file($node->logfile) =~ /boom from the trigger/);
+	select(undef, undef, undef, 0.1);
+}
+ok($failed, "the other table's trigger failed a batch");
+sleep 3;    # a few more passes, with their failed batches
+
+# 15. the status view, read by a user with no privilege on the tables
+my $status = q{SELECT %s FROM tlbf_maintenance_status WHERE tbl = '%s'::regclass AND col = 'f'};
+is(result('failing', sprintf($status,
+			"(last_pass > now() - interval '1 minute') || ',' || (rows_rewritten > 0) || ',' || (bytes_freed > 0) || ',' || (last_error IS NULL)",
+			'fine'), '-U', 'reader'),
+	'true,true,true,true',
+	'tlbf_maintenance_status: a recent pass rewrote rows and freed bytes, without error');
+is(result('failing', sprintf($status,
+			"(last_error LIKE '%boom from the trigger%') || ',' || (last_error_at > now() - interval '1 minute')",
+			'boom'), '-U', 'reader'),
+	'true,true', '... and shows the trigger\'s error for the table that fails');
+is(result('failing', q{
+		SELECT string_agg(column_name::text || ' ' || data_type, ', ' ORDER BY ordinal_position)
+		FROM information_schema.columns WHERE table_name = 'tlbf_maintenance_status'}),
+	'tbl regclass, col name, last_pass timestamp with time zone, rows_rewritten bigint, bytes_freed bigint, '
+	  . 'last_error text, last_error_at timestamp with time zone',
+	'... with the documented columns');
+
+# 11. the worker still holds its database lock: DROP DATABASE gets past it
+my ($ret, $out, $err) = $node->psql('postgres', 'DROP DATABASE failing');
+is($ret, 0, 'after failed batches, DROP DATABASE (no FORCE) succeeds') or diag($err);
+sleep 1;
+my @lost_lock = grep { /you don't own a lock/ } split /\n/, slurp_file($node->logfile, $log_offset);
+is(scalar(@lost_lock), 0, 'no "you don\'t own a lock" in the log') or diag($lost_lock[0]);
+# (out of the way of what follows, whatever happened)
+$node->safe_psql('postgres', 'DROP DATABASE IF EXISTS failing WITH (FORCE)');
+
+# ---- 13. DROP DATABASE ... WITH (FORCE) ------------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE forced_idle; CREATE DATABASE forced_busy;');
+$node->safe_psql('forced_idle', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create('keeps_a_worker', '1 hour');
+});
+ok(worker_connected('forced_idle'), 'a worker is connected to the database to force away');
+$log_offset = -s $node->logfile;
+($ret, $out, $err) = $node->psql('postgres', 'DROP DATABASE forced_idle WITH (FORCE)');
+is($ret, 0, 'DROP DATABASE WITH (FORCE) succeeds with an idle worker connected') or diag($err);
+
+$node->safe_psql('forced_busy', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create('keeps_a_worker', '1 hour');
+	CREATE TABLE sleepy (id int, f tlbf);
+	INSERT INTO sleepy SELECT i, tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour')
+	FROM generate_series(1, 200) i;
+	CREATE FUNCTION sleepy() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+	    PERFORM pg_sleep(CASE WHEN OLD.id = 1 THEN 60 ELSE 0 END);
+	    RETURN NEW;
+	END $$;
+	CREATE TRIGGER sleepy BEFORE UPDATE ON sleepy FOR EACH ROW EXECUTE FUNCTION sleepy();
+	SELECT tlbf_maintain('sleepy', 'f');
+});
+ok($node->poll_query_until('postgres', q{
+		SELECT count(*) > 0 FROM pg_stat_activity
+		WHERE datname = 'forced_busy' AND backend_type LIKE 'tlbf%' AND wait_event = 'PgSleep'}),
+	'a worker is in the middle of a slow batch');
+# The batch would take a minute: FORCE must not wait for it (a table
+# owner's trigger must not hold DROP DATABASE off).
+my $timed_out = 0;
+$ret = $node->psql('postgres', 'DROP DATABASE forced_busy WITH (FORCE)', stderr => \$err,
+	timeout => 30, timed_out => \$timed_out);
+is($timed_out ? 'timed out after 30 s' : $ret, 0,
+	'DROP DATABASE WITH (FORCE) succeeds with a worker in the middle of a minute-long batch') or diag($err);
+$node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_database WHERE datname = 'forced_busy'");
+sleep 1;
+unlike(slurp_file($node->logfile, $log_offset), qr/still waiting for backend with PID \d+ to accept ProcSignalBarrier/,
+	'nothing waited on a ProcSignalBarrier');
+
+# ---- 14. create and drop, ten times ----------------------------------------
+$log_offset = -s $node->logfile;
+my @failures;
+foreach my $i (1 .. 10)
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE churn');
+	$node->safe_psql('churn', 'CREATE EXTENSION tlbf');
+	$node->safe_psql('churn', "SELECT tlbf_shared_create('f', '1 hour')") if $i == 10;
+	select(undef, undef, undef, 0.7);
+	($ret, $out, $err) = $node->psql('postgres', 'DROP DATABASE churn');
+	push @failures, "round $i: $err" if $ret != 0;
+	$node->safe_psql('postgres', 'DROP DATABASE IF EXISTS churn WITH (FORCE)') if $ret != 0;
+}
+is(join("\n", @failures), '', 'ten rounds of CREATE DATABASE, CREATE EXTENSION, DROP DATABASE');
+sleep 2;
+my @noise = grep { /\btlbf (launcher|maintenance|snapshots)\s+(FATAL|ERROR|PANIC):/ || /database \d+ does not exist/ }
+	split /\n/, slurp_file($node->logfile, $log_offset);
+is(scalar(@noise), 0, 'no FATAL or ERROR from a tlbf process, no "database N does not exist"')
+  or diag(join("\n", @noise));
+
+$node->stop;
+done_testing();
