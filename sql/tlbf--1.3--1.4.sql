@@ -40,8 +40,10 @@ SELECT m.tbl, m.col, s.last_pass,
 FROM @extschema@.tlbf_maintained m
 LEFT JOIN @extschema@.tlbf_maintenance_stats s
        ON s.tbl::pg_catalog.oid OPERATOR(pg_catalog.=) m.tbl::pg_catalog.oid
-      AND s.col OPERATOR(pg_catalog.=) m.col;
+      AND s.col OPERATOR(pg_catalog.=) m.col
+-- a table's last error may quote its rows: only for those who may read it
+WHERE pg_catalog.has_table_privilege(m.tbl::pg_catalog.oid, 'SELECT');
 GRANT SELECT ON tlbf_maintenance_status TO PUBLIC;
 
 COMMENT ON VIEW tlbf_maintenance_status IS
-    'per registered tlbf column: the last maintenance pass, rows rewritten and bytes freed so far, the last error';
+    'per registered tlbf column you may read: the last maintenance pass, rows rewritten and bytes freed so far, the last error';

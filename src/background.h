@@ -23,6 +23,8 @@ typedef struct PassControl
 {
 	bool		own_transactions;
 	bool		(*should_stop) (void);	/* NULL: never */
+	void		(*batch_starts) (void); /* around each batch, which runs */
+	void		(*batch_ends) (void);	/* a table owner's code; NULL: nothing */
 	void		(*after_abort) (void);	/* after an error was rolled back */
 } PassControl;
 

@@ -27,6 +27,7 @@ bool		tlbf_worker_enabled = true;
 int			tlbf_snapshot_interval = 30;
 
 void		_PG_init(void);
+static void define_preloaded_settings(void);
 
 void
 _PG_init(void)
@@ -70,18 +71,23 @@ _PG_init(void)
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+	if (process_shared_preload_libraries_in_progress)
+		define_preloaded_settings();
+	/* after every definition: placeholders of undefined names are removed */
 	MarkGUCPrefixReserved("tlbf");
-	if (!process_shared_preload_libraries_in_progress)
-		return;
+}
 
-	/* what is left exists only when the library is preloaded */
+/* What exists only when the library is preloaded. */
+static void
+define_preloaded_settings(void)
+{
 	DefineCustomIntVariable("tlbf.shared_memory",
 							"Shared memory for the named tlbf filters.",
 							NULL,
 							&tlbf_shared_memory,
 							64 * 1024 * 1024,
 							64 * 1024,
-							(int) MaxAllocSize,
+							INT_MAX,		/* not palloc'd: up to 2GB */
 							PGC_POSTMASTER,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);

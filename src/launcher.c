@@ -16,10 +16,9 @@
  * When no background worker slot is free, the launcher says so at LOG, at
  * most once per naptime, and tries again a second later.
  *
- * Before starting a worker in a database, the launcher takes the lock that
- * DROP DATABASE and ALTER DATABASE need, without waiting, and reads the
- * database's row again: a database being dropped or renamed gets no
- * worker, which would only fail to connect.
+ * A worker is started only in a database that still exists, and DROP
+ * DATABASE and ALTER DATABASE wait until it has connected (start_worker):
+ * a worker never fails to connect to a database dropped meanwhile.
  *
  * It handles SIGHUP and SIGTERM, processes interrupts and barriers
  * whenever it wakes, and exits with status 1 so that the postmaster starts
@@ -40,7 +39,9 @@
 #include "shared_directory.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
-#include "storage/lock.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -49,6 +50,7 @@
 #define LAUNCHER_NAME		"tlbf launcher"
 #define RESTART_SECONDS		10
 #define RETRY_MS			1000
+#define CONNECT_WAIT_MS		5000
 
 /* pg_database.datconnlimit of a database whose DROP was interrupted */
 #define INVALID_DATABASE_CONNLIMIT	(-2)
@@ -123,39 +125,25 @@ list_databases(List **all, List **open)
 	MemoryContextSwitchTo(caller);
 }
 
-/*
- * May a worker connect to 'database' now?  Not if a command that needs
- * the database to itself (DROP, ALTER ... RENAME, CREATE ... TEMPLATE)
- * holds or awaits its lock, nor if it was dropped meanwhile.
- */
+/* Is 'database' still there, and may a worker connect to it? */
 static bool
-database_ready(Oid database)
+database_connectable(Oid database)
 {
-	LOCKTAG		tag;
-	bool		ready = false;
-	MemoryContext caller = CurrentMemoryContext;
+	Relation	rel = table_open(DatabaseRelationId, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tuple;
+	bool		found = false;
 
-	StartTransactionCommand();
-	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, database, 0);
-	if (LockAcquire(&tag, RowExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
-		Relation	rel = table_open(DatabaseRelationId, AccessShareLock);
-		SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-		HeapTuple	tuple;
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
 
-		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
-		{
-			Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
-
-			if (db->oid == database)
-				ready = connectable(db);
-		}
-		systable_endscan(scan);
-		table_close(rel, AccessShareLock);
+		if (db->oid == database)
+			found = connectable(db);
 	}
-	CommitTransactionCommand();
-	MemoryContextSwitchTo(caller);
-	return ready;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
 }
 
 static bool
@@ -166,42 +154,86 @@ running(BackgroundWorkerHandle *handle)
 	return handle != NULL && GetBackgroundWorkerPid(handle, &pid) != BGWH_STOPPED;
 }
 
+/* Wait (a while at most) until the worker has connected, or has exited. */
+static void
+wait_until_connected(BackgroundWorkerHandle *handle, Oid database)
+{
+	pid_t		pid;
+
+	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
+		return;
+	for (int waited = 0; waited < CONNECT_WAIT_MS; waited += 10)
+	{
+		PGPROC	   *proc;
+
+		if (GetBackgroundWorkerPid(handle, &pid) != BGWH_STARTED)
+			return;
+		proc = BackendPidGetProc(pid);
+		if (proc != NULL && proc->databaseId == database)
+			return;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static void
+report_no_slot(DatabaseWorkerKind kind, Oid database)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (!TimestampDifferenceExceeds(last_no_slot_report, now, tlbf_naptime * 1000))
+		return;
+	ereport(LOG,
+			(errmsg("tlbf: no background worker slot free for a %s in database %u",
+					kind == MAINTENANCE_WORKER ? "maintenance pass" : "snapshot worker",
+					database),
+			 errdetail("It will be tried again; meanwhile that database is not maintained."),
+			 errhint("Raise max_worker_processes.")));
+	last_no_slot_report = now;
+}
+
 /*
- * Start a worker; false if there was no slot for it.  A database being
- * dropped or renamed counts as done: it gets its turn later, if it still
- * exists.
+ * Start a worker; false if there was no slot for it.
+ *
+ * DROP DATABASE and ALTER DATABASE lock pg_database in ROW EXCLUSIVE mode
+ * before they lock the database.  From the check that the database exists
+ * until the worker has connected, the launcher holds pg_database in SHARE
+ * mode: those commands wait that long (the worker then holds its own lock
+ * and gives way to them), while the worker can still read the catalog to
+ * connect.  Otherwise a database dropped in between would make the worker
+ * fail to connect, with a FATAL in the log.  A database being dropped or
+ * renamed gets no worker now; its turn comes later, if it still exists.
  */
 static bool
 start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **handle)
 {
-	MemoryContext old;
+	MemoryContext caller = CurrentMemoryContext;
 	BackgroundWorkerHandle *started;
-	TimestampTz now;
+	bool		slot = true;
 
-	if (!database_ready(database))
-		return true;
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	if (tlbf_start_database_worker(kind, database, &started))
+	StartTransactionCommand();
+	if (ConditionalLockRelationOid(DatabaseRelationId, ShareLock) &&
+		database_connectable(database))
 	{
-		if (*handle != NULL)
-			pfree(*handle);
-		*handle = started;
-		MemoryContextSwitchTo(old);
-		return true;
+		MemoryContextSwitchTo(TopMemoryContext);
+		slot = tlbf_start_database_worker(kind, database, &started);
+		if (slot)
+		{
+			if (*handle != NULL)
+				pfree(*handle);
+			*handle = started;
+			wait_until_connected(started, database);
+		}
 	}
-	MemoryContextSwitchTo(old);
-	now = GetCurrentTimestamp();
-	if (TimestampDifferenceExceeds(last_no_slot_report, now, tlbf_naptime * 1000))
-	{
-		ereport(LOG,
-				(errmsg("tlbf: no background worker slot free for a %s in database %u",
-						kind == MAINTENANCE_WORKER ? "maintenance pass" : "snapshot worker",
-						database),
-				 errdetail("It will be tried again; meanwhile that database is not maintained."),
-				 errhint("Raise max_worker_processes.")));
-		last_no_slot_report = now;
-	}
-	return false;
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(caller);
+	/* waiting may have taken a wake-up meant for the next round */
+	SetLatch(MyLatch);
+	if (!slot)
+		report_no_slot(kind, database);
+	return slot;
 }
 
 static DatabaseSchedule *

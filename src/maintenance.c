@@ -28,6 +28,7 @@
  */
 #include "background.h"
 
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -44,12 +45,15 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 #define BLOCKS_PER_RANGE	32
 #define BATCH_ROWS			200
+#define MAX_BATCHES_PER_RANGE \
+	(BLOCKS_PER_RANGE * MaxHeapTuplesPerPage / BATCH_ROWS + 1)
 
 PG_FUNCTION_INFO_V1(tlbf_maintenance_run);
 
@@ -263,17 +267,20 @@ retire_batch(const Pass *pass, Registration *r, Oid owner, BlockNumber first,
 	values[1] = PointerGetDatum(&to);
 
 	tlbf_become(owner, &role);
-	if (tlbf_safe_execute(query, 2, types, values, false, 0) != SPI_OK_UPDATE_RETURNING)
+	if (tlbf_safe_execute(query, 2, types, values, false, 0) < 0)
 		elog(ERROR, "could not retire tlbf slices in %s", table);
 	tlbf_unbecome(&role);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Datum		freed = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+	/* a rule on the table may have replaced the UPDATE and its RETURNING */
+	if (SPI_tuptable != NULL && SPI_tuptable->tupdesc->natts == 1 &&
+		SPI_gettypeid(SPI_tuptable->tupdesc, 1) == INT4OID)
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			Datum		freed = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
 
-		if (!isnull)
-			r->bytes_freed += DatumGetInt32(freed);
-	}
+			if (!isnull)
+				r->bytes_freed += DatumGetInt32(freed);
+		}
 	r->rows_rewritten += SPI_processed;
 	return SPI_processed;
 }
@@ -309,6 +316,7 @@ maintain_column(const Pass *pass, Registration *r)
 	{
 		BlockNumber last = first + Min(BLOCKS_PER_RANGE, nblocks - first);
 		uint64		rewritten = 0;
+		int			batches = 0;
 
 		do
 		{
@@ -317,14 +325,19 @@ maintain_column(const Pass *pass, Registration *r)
 			stopped = should_stop(pass);
 			if (stopped)
 				break;
+			if (pass->control->batch_starts)
+				pass->control->batch_starts();
 			begin_step(pass);
 			owner = tlbf_relation_owner(r->relid);
 			if (OidIsValid(owner))	/* else dropped meanwhile */
 				rewritten = retire_batch(pass, r, owner, first, last);
 			end_step(pass);
+			if (pass->control->batch_ends)
+				pass->control->batch_ends();
 			if (!OidIsValid(owner))
 				return;
-		} while (rewritten == BATCH_ROWS);
+			/* a range holds no more rows than this, whatever a rule reports */
+		} while (rewritten == BATCH_ROWS && ++batches < MAX_BATCHES_PER_RANGE);
 	}
 	begin_step(pass);
 	record_stats(pass, r, NULL);
@@ -340,51 +353,81 @@ tlbf_report_and_abort(MemoryContext context)
 {
 	MemoryContextSwitchTo(context);
 	HOLD_INTERRUPTS();
-	EmitErrorReport();
+	/* a worker is cancelled only to make it leave (see worker.c) */
+	if (geterrcode() != ERRCODE_QUERY_CANCELED)
+		EmitErrorReport();
 	AbortCurrentTransaction();
 	FlushErrorState();
 	RESUME_INTERRUPTS();
 }
 
 /*
- * A worker keeps going after a failure in one table (a lock timeout, a
- * trigger that raises): it reports the error, rolls back that batch,
- * records the error and moves on to the next registration.  By hand,
- * errors go to the caller.
+ * A failure in one table (a lock timeout, a trigger that raises, a rule
+ * that refuses the UPDATE) is reported, rolled back and recorded, and the
+ * pass moves on to the next registration: a table owner's code cannot
+ * stop the pass for everyone else's tables.  A worker reports it in the
+ * log; a pass by hand, as a WARNING inside a subtransaction.  A cancel
+ * request stops a pass by hand.
  */
 static void
 maintain_column_safely(const Pass *pass, Registration *r, MemoryContext context)
 {
-	char	   *error = NULL;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *error = NULL;
 
 	if (!pass->control->own_transactions)
-	{
-		maintain_column(pass, r);
-		return;
-	}
+		BeginInternalSubTransaction(NULL);
 	PG_TRY();
 	{
 		maintain_column(pass, r);
+		if (!pass->control->own_transactions)
+		{
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(context);
+			CurrentResourceOwner = owner;
+		}
 	}
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(context);
-		error = pstrdup(CopyErrorData()->message);
-		tlbf_report_and_abort(context);
-		if (pass->control->after_abort)
-			pass->control->after_abort();
+		error = CopyErrorData();
+		if (pass->control->own_transactions)
+		{
+			tlbf_report_and_abort(context);
+			if (pass->control->after_abort)
+				pass->control->after_abort();
+		}
+		else
+		{
+			if (error->sqlerrcode == ERRCODE_QUERY_CANCELED)
+				PG_RE_THROW();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(context);
+			CurrentResourceOwner = owner;
+			ereport(WARNING,
+					(errcode(error->sqlerrcode),
+					 errmsg("tlbf maintenance of %s skipped: %s",
+							get_rel_name(r->relid) ? get_rel_name(r->relid) : "a dropped table",
+							error->message)));
+		}
 	}
 	PG_END_TRY();
 	if (error == NULL)
 		return;
+	r->done = false;
+	if (error->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		return;					/* the worker is leaving */
 	PG_TRY();
 	{
 		begin_step(pass);
-		record_stats(pass, r, error);
+		record_stats(pass, r, error->message);
 		end_step(pass);
 	}
 	PG_CATCH();
 	{
+		if (!pass->control->own_transactions)
+			PG_RE_THROW();
 		tlbf_report_and_abort(context);
 		if (pass->control->after_abort)
 			pass->control->after_abort();
@@ -442,7 +485,7 @@ Datum
 tlbf_maintenance_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	PassControl control = {false, NULL, NULL};
+	PassControl control = {false, NULL, NULL, NULL, NULL};
 	List	   *registrations;
 	ListCell   *cell;
 

@@ -103,6 +103,17 @@ tlbf_directory_pool_bytes(void)
 	return TYPEALIGN(sizeof(uint64), (Size) tlbf_shared_memory);
 }
 
+/*
+ * The largest region one filter may have: within the pool, and small
+ * enough that a copy of the filter (tlbf_shared_get, a save) can be
+ * allocated.
+ */
+Size
+tlbf_directory_max_region(void)
+{
+	return Min(tlbf_directory_pool_bytes(), MaxAllocSize);
+}
+
 static LWLock *
 directory_lock(void)
 {
@@ -442,7 +453,8 @@ fill_slot(int slot, const char *name, Size offset, Size region, const Tlbf *filt
 {
 	SharedSlot *s = &directory->slots[slot];
 
-	if (region < VARSIZE(filter) || offset + region > tlbf_directory_pool_bytes() ||
+	if (region < VARSIZE(filter) || region > tlbf_directory_max_region() ||
+		offset + region > tlbf_directory_pool_bytes() ||
 		strlen(name) >= NAMEDATALEN)
 		elog(ERROR, "a shared tlbf filter region does not fit its pool");
 	memset(s, 0, sizeof(SharedSlot));
@@ -686,7 +698,7 @@ tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
 	else
 	{
 		slot = free_slot();
-		if (slot >= 0 && region >= VARSIZE(filter) && region <= tlbf_directory_pool_bytes())
+		if (slot >= 0 && region >= VARSIZE(filter) && region <= tlbf_directory_max_region())
 			offset = free_region(region);
 		if (offset < 0)
 			result = INSTALL_NO_ROOM;

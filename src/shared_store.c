@@ -166,11 +166,11 @@ read_row(HeapTuple tuple, TupleDesc desc, SavedFilter *saved)
 	}
 	region = heap_getattr(tuple, SNAPSHOT_REGION, desc, &isnull);
 	if (isnull || DatumGetInt64(region) < (int64) VARSIZE(saved->filter) ||
-		DatumGetInt64(region) > (int64) tlbf_directory_pool_bytes())
+		DatumGetInt64(region) > (int64) tlbf_directory_max_region())
 	{
 		report_bad_row(saved->name,
-					   psprintf("Its region_bytes must be between its size (%zu bytes) and tlbf.shared_memory (%zu bytes).",
-								(Size) VARSIZE(saved->filter), tlbf_directory_pool_bytes()));
+					   psprintf("Its region_bytes must be between its size (%zu bytes) and %zu bytes (tlbf.shared_memory, at most 1GB).",
+								(Size) VARSIZE(saved->filter), tlbf_directory_max_region()));
 		return false;
 	}
 	saved->region = (Size) DatumGetInt64(region);
@@ -314,11 +314,11 @@ tlbf_store_create(const char *name, const TlbfParams *params)
 	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
 	Datum		values[3];
 
-	if (region > (double) tlbf_directory_pool_bytes())
+	if (region > (double) tlbf_directory_max_region())
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("not enough shared memory for shared tlbf filter \"%s\"", name),
-				 errdetail("It needs %.0f bytes; tlbf.shared_memory is %d bytes.",
+				 errdetail("It needs %.0f bytes; tlbf.shared_memory is %d bytes, and one filter may have at most 1GB.",
 						   region, tlbf_shared_memory),
 				 errhint("Lower the filter's capacity, or raise tlbf.shared_memory and restart the server.")));
 	lock_name(name, ExclusiveLock, true);

@@ -36,11 +36,13 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
+#include "safe_sql.h"
 #include "shared_store.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -59,6 +61,9 @@
 
 static bool holding_database_lock = false;
 static bool lost_database_lock = false;
+
+/* Is a maintenance worker running a batch (a table owner's code)? */
+static volatile sig_atomic_t in_batch = false;
 
 PGDLLEXPORT void tlbf_maintenance_main(Datum arg);
 PGDLLEXPORT void tlbf_snapshots_main(Datum arg);
@@ -127,10 +132,50 @@ relock_database(void)
 {
 	LOCKTAG		tag = database_lock_tag();
 
+	in_batch = false;
 	if (holding_database_lock && TlbfLockHeldByMe(&tag, DATABASE_LOCK))
 		return;
 	if (!lock_database())
 		lost_database_lock = true;
+}
+
+/*
+ * A batch runs a table owner's code (triggers, index expressions), which
+ * may take any time.  The lock is let go meanwhile, so that DROP DATABASE
+ * gets it at once: WITH (FORCE) then terminates the worker, which cancels
+ * the batch (handle_sigterm), and without FORCE it waits up to 5 s for the
+ * batch to end, as for any session.  Taken again after the batch, without
+ * waiting: if someone has it, the worker leaves.
+ */
+static void
+batch_starts(void)
+{
+	unlock_database();
+	in_batch = true;
+}
+
+static void
+batch_ends(void)
+{
+	in_batch = false;
+	if (!lock_database())
+		lost_database_lock = true;
+}
+
+/* SIGTERM: finish, and cancel the batch being run, if any. */
+static void
+handle_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	ShutdownRequestPending = true;
+	if (in_batch)
+	{
+		QueryCancelPending = true;
+		InterruptPending = true;
+	}
+	SetLatch(MyLatch);
+	errno = save_errno;
 }
 
 /*
@@ -150,7 +195,35 @@ should_leave(void)
 	}
 	if (ShutdownRequestPending || lost_database_lock)
 		return true;
-	return LockHasWaiters(&tag, DATABASE_LOCK, true);
+	return holding_database_lock && LockHasWaiters(&tag, DATABASE_LOCK, true);
+}
+
+/*
+ * The database's and role's own settings (ALTER DATABASE ... SET, which a
+ * database owner may run) must not change what a worker does: a read-only
+ * default or a timeout would make saves fail, and replica mode would keep
+ * triggers from firing.  As autovacuum does, override them.  (A setting a
+ * server version lacks is skipped.)
+ */
+static void
+override_database_settings(void)
+{
+	static const char *const settings[][2] = {
+		{"default_transaction_read_only", "off"},
+		{"default_transaction_isolation", "read committed"},
+		{"statement_timeout", "0"},
+		{"lock_timeout", "0"},
+		{"idle_in_transaction_session_timeout", "0"},
+		{"transaction_timeout", "0"},
+		{"session_replication_role", "origin"},
+		{"synchronous_commit", "local"},
+		{"role", "none"},
+		{"search_path", TLBF_SAFE_SEARCH_PATH},
+	};
+
+	for (int i = 0; i < lengthof(settings); i++)
+		(void) set_config_option(settings[i][0], settings[i][1], PGC_SUSET,
+								 PGC_S_OVERRIDE, GUC_ACTION_SET, true, DEBUG1, false);
 }
 
 /* Connect to the database in 'arg' and lock it, or exit quietly. */
@@ -158,9 +231,10 @@ static void
 start_in_database(Datum arg, const char *name)
 {
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGTERM, handle_sigterm);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+	override_database_settings();
 	if (!lock_database())
 		proc_exit(0);
 	pgstat_report_appname(name);
@@ -176,7 +250,7 @@ leave(void)
 void
 tlbf_maintenance_main(Datum arg)
 {
-	PassControl control = {true, should_leave, relock_database};
+	PassControl control = {true, should_leave, batch_starts, batch_ends, relock_database};
 
 	start_in_database(arg, MAINTENANCE_NAME);
 	(void) tlbf_maintenance_pass(&control,

@@ -330,16 +330,18 @@ $node->safe_psql('app', q{
 	        temp_table := true;
 	    EXCEPTION WHEN OTHERS THEN NULL;
 	    END;
-	    INSERT INTO who_ran VALUES (what, current_user, escalated, temp_table);
+	    INSERT INTO public.who_ran VALUES (what, current_user, escalated, temp_table);
 	END $$;
+	-- (a rewrite runs them with search_path = pg_catalog, pg_temp, as
+	-- PostgreSQL 17 runs maintenance: they name their objects' schemas)
 	CREATE FUNCTION owner_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
-	    PERFORM try_escalate('trigger');
+	    PERFORM public.try_escalate('trigger');
 	    RETURN NEW;
 	END $$;
-	CREATE FUNCTION owner_expression(f tlbf) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
+	CREATE FUNCTION owner_expression(f public.tlbf) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
 	BEGIN
-	    PERFORM try_escalate('expression');
+	    PERFORM public.try_escalate('expression');
 	    RETURN 1;
 	END $$;
 	CREATE TABLE owned (id integer PRIMARY KEY, f tlbf, CHECK (owner_expression(f) > 0));

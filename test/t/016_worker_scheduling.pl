@@ -130,6 +130,7 @@ foreach my $process ('launcher', 'worker')
 
 # ---- 10. no slot free: said once per naptime ------------------------------
 # One slot, which the launcher takes (no logical replication launcher).
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET tlbf.naptime');
 $node->append_conf('postgresql.conf', qq{
 max_worker_processes = 1
 max_logical_replication_workers = 0

@@ -55,7 +55,7 @@ $node->safe_psql('failing', q{
 	CREATE EXTENSION tlbf;
 	SELECT tlbf_shared_create('keeps_a_worker', '1 hour');
 	CREATE TABLE fine (id int, f tlbf);
-	INSERT INTO fine SELECT i, tlbf_add(tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour'), i, now())
+	INSERT INTO fine SELECT i, tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour')
 	FROM generate_series(1, 50) i;
 	CREATE TABLE boom (id int, f tlbf);
 	INSERT INTO boom SELECT i, tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour')
@@ -80,7 +80,11 @@ foreach (1 .. 600)
 ok($failed, "the other table's trigger failed a batch");
 sleep 3;    # a few more passes, with their failed batches
 
-# 15. the status view, read by a user with no privilege on the tables
+# 15. the status view: a table's row, with its last error (which may quote
+# its rows), for those who may read the table
+is(result('failing', 'SELECT count(*) FROM tlbf_maintenance_status', '-U', 'reader'),
+	'0', 'tlbf_maintenance_status shows nothing of tables one may not read');
+$node->safe_psql('failing', 'GRANT SELECT ON fine, boom TO reader');
 my $status = q{SELECT %s FROM tlbf_maintenance_status WHERE tbl = '%s'::regclass AND col = 'f'};
 is(result('failing', sprintf($status,
 			"(last_pass > now() - interval '1 minute') || ',' || (rows_rewritten > 0) || ',' || (bytes_freed > 0) || ',' || (last_error IS NULL)",
@@ -137,7 +141,8 @@ ok($node->poll_query_until('postgres', q{
 		WHERE datname = 'forced_busy' AND backend_type LIKE 'tlbf%' AND wait_event = 'PgSleep'}),
 	'a worker is in the middle of a slow batch');
 # The batch would take a minute: FORCE must not wait for it (a table
-# owner's trigger must not hold DROP DATABASE off).
+# owner's trigger must not hold DROP DATABASE off): the worker lets go of
+# its database lock during a batch, and FORCE's SIGTERM cancels the batch.
 my $timed_out = 0;
 $ret = $node->psql('postgres', 'DROP DATABASE forced_busy WITH (FORCE)', stderr => \$err,
 	timeout => 30, timed_out => \$timed_out);

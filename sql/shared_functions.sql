@@ -1,0 +1,40 @@
+-- Shared filters on a server that preloads the library (the worker off):
+-- what tlbf_shared_rebuild accepts and refuses, and the sizes
+-- tlbf_shared_create reports.  Runs after setup.
+CREATE TABLE rebuild_source (k int, at timestamptz);
+INSERT INTO rebuild_source SELECT g, now() - g * interval '1 s' FROM generate_series(1, 100) g;
+SELECT tlbf_shared_create('rebuilt', '1 hour');
+SELECT tlbf_shared_rebuild('rebuilt', 'SELECT k, at FROM rebuild_source');
+SELECT count(*) FILTER (WHERE NOT tlbf_shared_contains('rebuilt', g)) AS missed
+FROM generate_series(1, 100) g;
+
+-- rows with a NULL time are skipped, as tlbf_agg skips them
+SELECT tlbf_shared_rebuild('rebuilt', 'SELECT 1, NULL::timestamptz');
+-- a time that is not finite, or too many key columns: an error, not 0
+SELECT outcome($$SELECT tlbf_shared_rebuild('rebuilt', 'SELECT 1, ''infinity''::timestamptz')$$);
+SELECT outcome(format('SELECT tlbf_shared_rebuild(%L, %L)', 'rebuilt',
+       'SELECT ' || (SELECT string_agg(g::text, ', ') FROM generate_series(1, 101) g) || ', now()'));
+SELECT outcome($$SELECT tlbf_shared_rebuild('rebuilt', 'SELECT 1')$$);
+-- a statement that returns no rows says so; one that returns rows may
+-- change data (the caller's own query, with the caller's rights)
+SELECT outcome($$SELECT tlbf_shared_rebuild('rebuilt', 'DELETE FROM rebuild_source WHERE k > 90')$$);
+SELECT tlbf_shared_rebuild('rebuilt', 'DELETE FROM rebuild_source WHERE k > 90 RETURNING k, at');
+SELECT count(*) AS rows_left FROM rebuild_source;
+
+-- a filter larger than shared memory: the size it would need, as computed
+SELECT outcome($$SELECT tlbf_shared_create('huge', '1 hour', 0.01, 1099511627776)$$);
+SELECT outcome($$SELECT tlbf_shared_create('', '1 hour')$$);
+SELECT outcome(format('SELECT tlbf_shared_create(%L, %L)', repeat('n', 64), '1 hour'));
+
+-- nobody but the extension writes the snapshot table
+CREATE ROLE regress_tlbf_ops IN ROLE tlbf_admin;
+SET ROLE regress_tlbf_ops;
+SELECT count(*) AS rows_readable FROM tlbf_shared_filters WHERE name = 'rebuilt';
+SELECT outcome($$INSERT INTO tlbf_shared_filters SELECT 'x', filter, region_bytes, saved_at FROM tlbf_shared_filters$$);
+SELECT outcome($$UPDATE tlbf_shared_filters SET region_bytes = -8$$);
+SELECT outcome($$DELETE FROM tlbf_shared_filters$$);
+SELECT tlbf_shared_drop('rebuilt');
+RESET ROLE;
+DROP ROLE regress_tlbf_ops;
+DROP TABLE rebuild_source;
+SELECT count(*) AS filters_left FROM tlbf_shared_list();
