@@ -8,6 +8,11 @@
 -- a row is what the server loads into shared memory.
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON tlbf_shared_filters FROM tlbf_admin;
 
+-- Saved filters are stored uncompressed: their bits do not compress, and
+-- trying took 5x longer than writing them (a crash loses the insertions
+-- of one snapshot interval plus one save).
+ALTER TABLE tlbf_shared_filters ALTER COLUMN filter SET STORAGE EXTERNAL;
+
 -- The registry's policies, with their operators named by schema.
 ALTER POLICY owners_register ON tlbf_maintained
     WITH CHECK (pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class

@@ -267,6 +267,7 @@ static void
 save_shared_filters(MemoryContext context)
 {
 	List	   *acks = NIL;
+	TimestampTz start = GetCurrentTimestamp();
 
 	PG_TRY();
 	{
@@ -276,6 +277,13 @@ save_shared_filters(MemoryContext context)
 		(void) tlbf_store_save(context, &acks);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		/* so that autovacuum sees the table's dead rows */
+		pgstat_report_stat(false);
+		/* a crash loses at most a snapshot interval plus this */
+		ereport(DEBUG1,
+				(errmsg_internal("tlbf: saved %d shared filters in %ld ms",
+								 list_length(acks),
+								 TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()))));
 	}
 	PG_CATCH();
 	{
