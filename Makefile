@@ -35,7 +35,7 @@ CORE_HEADERS = $(wildcard src/core/*.h)
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Isrc/core -Itest
 UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(wildcard test/unit/test_*.c))
 
-build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h
+build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h test/edge_values.h
 	@mkdir -p $(dir $@)
 	gcc $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lcmocka -lm
 
@@ -49,7 +49,7 @@ unit-run: unit
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZED_TESTS = $(patsubst build/unit/%,build/sanitized/%,$(UNIT_TESTS))
 
-build/sanitized/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h
+build/sanitized/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h test/edge_values.h
 	@mkdir -p $(dir $@)
 	gcc $(UNIT_CFLAGS) -O1 $(SANITIZE) -o $@ $< $(CORE_SRCS) -lcmocka -lm
 
