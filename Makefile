@@ -16,7 +16,7 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
-REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
+REGRESS = setup type_io create_add contains hashing labels retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
 EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 ISOLATION = shared_test_and_add shared_retire
