@@ -55,3 +55,16 @@ BEGIN
 END $$;
 RESET tlbf.max_filter_bytes;
 SHOW tlbf.max_filter_bytes;
+
+-- The largest setting is 1GB.  A value can hold one byte less (PostgreSQL's
+-- limit), so at 1GB a filter whose first slices (k = l = 1) would take
+-- exactly 1GB is refused, and one a word smaller is made.
+SET tlbf.max_filter_bytes = '1GB';
+SHOW tlbf.max_filter_bytes;
+SELECT outcome($$SELECT tlbf_create('1 hour', 0.01, 5954088101, 1, 1)$$) AS first_slices_of_1gb,
+       outcome($$SELECT tlbf_create('1 hour', 0.01, 5954088100, 1, 1)$$) AS one_word_less;
+SELECT outcome($$SET tlbf.max_filter_bytes = '2GB'$$) AS "2GB",
+       outcome($$SET tlbf.max_filter_bytes = '1025MB'$$) AS "1025MB",
+       outcome($$SET tlbf.max_filter_bytes = '4kB'$$) AS "4kB";
+SHOW tlbf.max_filter_bytes;
+RESET tlbf.max_filter_bytes;
