@@ -16,7 +16,7 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
-REGRESS = setup type_io create_add contains hashing retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
+REGRESS = setup type_io create_add contains hashing labels retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
 EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 ISOLATION = shared_test_and_add shared_retire shared_create_drop
@@ -35,7 +35,7 @@ CORE_HEADERS = $(wildcard src/core/*.h)
 UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Isrc/core -Itest
 UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(wildcard test/unit/test_*.c))
 
-build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h
+build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h test/edge_values.h
 	@mkdir -p $(dir $@)
 	gcc $(UNIT_CFLAGS) -o $@ $< $(CORE_SRCS) -lcmocka -lm
 
@@ -49,7 +49,7 @@ unit-run: unit
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZED_TESTS = $(patsubst build/unit/%,build/sanitized/%,$(UNIT_TESTS))
 
-build/sanitized/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h
+build/sanitized/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h test/edge_values.h
 	@mkdir -p $(dir $@)
 	gcc $(UNIT_CFLAGS) -O1 $(SANITIZE) -o $@ $< $(CORE_SRCS) -lcmocka -lm
 

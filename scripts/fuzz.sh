@@ -41,7 +41,7 @@ cflags=(-std=gnu11 -g -O1 -Wall -Wextra -Wno-unused-parameter
         -Isrc/core -Itest -Itest/fuzz -I"$pg_include")
 sanitize=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 core=(src/core/*.c)
-sources=("${core[@]}" src/core/*.h test/fuzz/*.h test/heap_memory.h)
+sources=("${core[@]}" src/core/*.h test/fuzz/*.h test/heap_memory.h test/edge_values.h)
 
 # Rebuild a program when it is missing or older than any of its sources.
 stale() {

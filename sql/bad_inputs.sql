@@ -102,6 +102,27 @@ CREATE TABLE received (f tlbf);
 \set VERBOSITY default
 SELECT count(*) AS received FROM received;
 
+-- A value at the edge of validation: the smallest generation plan
+-- (gen_size = 1, gen_left = 0, bytes 84 to 99).  Its union with a filter of
+-- smaller k (7 at 10%, against its 10) once had gen_size 0: the union's
+-- text output (and pg_dump of a table holding it) failed with "Slices
+-- without insertions".  It must read back, answer, and take new keys.
+CREATE TABLE edge AS
+SELECT craft(84, '\x01000000000000000000000000000000')::tlbf AS f;
+CREATE TABLE fewer_hashes AS
+SELECT tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms', '1 minute', 0.1) AS f
+FROM generate_series(-100, -1) g;
+SELECT tlbf_info(e.f)->'k' AS edge_k, tlbf_info(x.f)->'k' AS other_k,
+       tlbf_info(e.f || x.f)->'k' AS union_k,
+       length((e.f || x.f)::text) > 0 AS union_has_text,
+       (e.f || x.f)::text::tlbf::text = (e.f || x.f)::text AS reads_back,
+       (x.f || e.f)::text = (e.f || x.f)::text AS same_both_ways,
+       tlbf_contains(e.f || x.f, 20000, '2024-01-01 00:03:20+00')
+           AND tlbf_contains(e.f || x.f, -1, '2024-01-01 00:00:30+00') AS keys_of_both,
+       tlbf_contains(tlbf_add(e.f || x.f, 'new', '2024-01-01 00:03:30+00'), 'new',
+                     '2024-01-01 00:03:30+00') AS takes_new_keys
+FROM edge e, fewer_hashes x;
+
 -- NULLs everywhere they can appear: NULL results or no-ops, never errors.
 SELECT tlbf_create(NULL) IS NULL AS a, tlbf_create('1 hour', NULL) IS NULL AS b,
        tlbf_add(NULL::tlbf, 1) IS NULL AS c, tlbf_add(f, NULL::int)::text = f::text AS d,

@@ -55,3 +55,18 @@ BEGIN
 END $$;
 RESET tlbf.max_filter_bytes;
 SHOW tlbf.max_filter_bytes;
+
+-- The largest setting is 1GB.  A value can hold one byte less (PostgreSQL's
+-- limit), so at 1GB a filter whose first slices (k = l = 1) would take
+-- exactly 1GB is refused, and one a word smaller is made.
+SET tlbf.max_filter_bytes = '1GB';
+SHOW tlbf.max_filter_bytes;
+SELECT outcome($$SELECT tlbf_create('1 hour', 0.01, 5954088101, 1, 1)$$) AS first_slices_of_1gb,
+       outcome($$SELECT tlbf_create('1 hour', 0.01, 5954088100, 1, 1)$$) AS one_word_less;
+-- Past the range, the setting is refused (the messages differ between
+-- PostgreSQL versions; the SQLSTATE does not).
+SELECT left(outcome($$SET tlbf.max_filter_bytes = '2GB'$$), 5) AS "2GB",
+       left(outcome($$SET tlbf.max_filter_bytes = '1025MB'$$), 5) AS "1025MB",
+       left(outcome($$SET tlbf.max_filter_bytes = '4kB'$$), 5) AS "4kB";
+SHOW tlbf.max_filter_bytes;
+RESET tlbf.max_filter_bytes;

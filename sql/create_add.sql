@@ -51,9 +51,4 @@ SELECT tlbf_contains(tlbf_add(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 12:
 SELECT tlbf_contains(tlbf_add(tlbf_create('1 hour', 0.01, 16000000), 1, '2024-01-01'),
                      1, '2024-01-01') AS large_filter_found;
 
--- Labels are what the functions do.
-SELECT p.oid::regprocedure AS function, p.provolatile AS volatility,
-       p.proisstrict AS strict, p.proparallel AS parallel
-FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
-WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tlbf')
-ORDER BY p.proname, p.oid::regprocedure::text;
+-- The functions' labels are listed in labels.sql.

@@ -52,3 +52,10 @@ GRANT SELECT ON tlbf_maintenance_status TO PUBLIC;
 
 COMMENT ON VIEW tlbf_maintenance_status IS
     'per registered tlbf column you may read: the last maintenance pass, rows rewritten and bytes freed so far, the last error';
+
+-- Labels
+-- tlbf_info writes its times in the session's TimeZone and its numbers as
+-- extra_float_digits asks: the same arguments may give another result in
+-- another session, which IMMUTABLE (1.0) promised they would not (an
+-- expression index or a constant-folded plan would keep a stale text).
+ALTER FUNCTION tlbf_info(tlbf, timestamptz) STABLE;

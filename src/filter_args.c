@@ -144,6 +144,17 @@ resize_in_context(TlbfMemory *memory, void *buffer, size_t size)
 	return result;
 }
 
+/*
+ * The size cap as filters are held to it: tlbf.max_filter_bytes, but no
+ * more than palloc and a varlena's length word allow.  The setting takes
+ * '1GB', one byte more, so that the documented maximum can be written.
+ */
+Size
+tlbf_filter_bytes_cap(void)
+{
+	return Min((Size) tlbf_max_filter_bytes, MaxAllocSize);
+}
+
 /* Describe a palloc'd filter of VARSIZE bytes to the core. */
 void
 tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
@@ -151,7 +162,7 @@ tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
 	memory->resize = resize_in_context;
 	memory->context = context;
 	memory->allocated = VARSIZE(f);
-	memory->max_bytes = (size_t) tlbf_max_filter_bytes;
+	memory->max_bytes = tlbf_filter_bytes_cap();
 }
 
 /*

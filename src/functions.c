@@ -47,11 +47,11 @@ tlbf_check_create_params(TlbfParams *params)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid tlbf parameters: %s", problem.message),
 				 problem.hint ? errhint("%s", problem.hint) : 0));
-	if (tlbf_first_generation_bytes(params) > (size_t) tlbf_max_filter_bytes)
+	if (tlbf_first_generation_bytes(params) > tlbf_filter_bytes_cap())
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%d bytes)",
-						tlbf_max_filter_bytes),
+				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%zu bytes)",
+						tlbf_filter_bytes_cap()),
 				 errhint("Raise tlbf.max_filter_bytes or lower the capacity; the filter grows as keys arrive.")));
 }
 

@@ -14,7 +14,11 @@
 
 PG_MODULE_MAGIC;
 
-/* Largest filter value, in bytes, that insertions and unions may produce. */
+/*
+ * Largest filter value, in bytes, that insertions and unions may produce.
+ * Read it through tlbf_filter_bytes_cap(): '1GB', its maximum, is one byte
+ * more than a value can have.
+ */
 int			tlbf_max_filter_bytes = 64 * 1024 * 1024;
 
 /* Seconds between two maintenance passes. */
@@ -39,7 +43,7 @@ _PG_init(void)
 							&tlbf_max_filter_bytes,
 							64 * 1024 * 1024,
 							8 * 1024,
-							(int) MaxAllocSize,
+							1024 * 1024 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);

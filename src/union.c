@@ -63,7 +63,7 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 	tlbf_merge(out, inputs, n);
 	tlbf_check_status_for(TLBF_OK, truncated, out, "the limit of 65536 slices",
 						  "Union fewer filters, or retire expired slices first (tlbf_retire).");
-	tlbf_truncate_to(out, (size_t) tlbf_max_filter_bytes, out->newest);
+	tlbf_truncate_to(out, tlbf_filter_bytes_cap(), out->newest);
 	tlbf_check_status(TLBF_OK, truncated, out);
 	tlbf_set_length(out);
 	return out;

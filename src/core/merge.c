@@ -126,13 +126,15 @@ tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n)
 
 	/*
 	 * With a smaller k the generation counts the load of fewer slices, and
-	 * the front slices' plan must fit their positions under the new k.
+	 * the front slices' plan must fit their positions under the new k.  The
+	 * size is rounded up: a valid value may plan less than k units, and a
+	 * plan of none is refused as slices without insertions.
 	 */
 	if (out->k < front->k && out->nslices > 0)
 	{
 		uint64_t	limit = tlbf_generation_size(out);
 
-		out->gen_size = out->gen_size / front->k * out->k;
+		out->gen_size = (out->gen_size + front->k - 1) / front->k * out->k;
 		out->gen_left = out->gen_left / front->k * out->k;
 		if (out->gen_left > limit)
 			out->gen_left = limit;

@@ -2,10 +2,10 @@
  * fuzz_exercise.h
  *	  Using a value that passed validation as the SQL functions would:
  *	  contains (with and without a shorter window), info's statistics,
- *	  retirable on the directory alone, retire, the union's truncation and
- *	  add, each on its own copy.  Besides memory safety, what the README
- *	  promises is checked, on probe keys (for a crafted value any key may be
- *	  "present"):
+ *	  retirable on the directory alone, retire, the union's truncation, add,
+ *	  and unions with filters of other k, each on its own copy.  Besides
+ *	  memory safety, what the README promises is checked, on probe keys (for
+ *	  a crafted value any key may be "present"):
  *	  - a key found with a window is found with any longer one, and at any
  *		earlier time (the query finds every run of k live hits);
  *	  - whatever the core writes validates again;
@@ -16,94 +16,10 @@
 #ifndef TLBF_FUZZ_EXERCISE_H
 #define TLBF_FUZZ_EXERCISE_H
 
-#include <math.h>
-
 #include "fuzz_common.h"
 #include "fuzz_memory.h"
-
-#define FUZZ_PROBES		4		/* probe keys */
-#define FUZZ_WINDOWS	3		/* the span, half of it, a microsecond */
-#define FUZZ_MAX_TIMES	12
-#define FUZZ_MANY_SLICES 1024	/* past this, fewer times are asked about */
-
-/*
- * Which probes are found at 'at': bit FUZZ_WINDOWS * key + w, w = 0 for the
- * span and w = 2 for the shortest window.  A shorter window only makes
- * fewer slices live, so it finds a subset.
- */
-static inline uint32_t
-fuzz_answers(const Tlbf *f, TlbfTime at)
-{
-	int64_t		half = f->span / 2;
-	int64_t		windows[FUZZ_WINDOWS] = {f->span, half, half < 1 ? half : 1};
-	uint32_t	found = 0;
-
-	for (int key = 0; key < FUZZ_PROBES; key++)
-	{
-		TlbfHash	hash = fuzz_key_hash((uint64_t) key, f->seed);
-		bool		longer = true;
-
-		for (int w = 0; w < FUZZ_WINDOWS; w++)
-		{
-			bool		hit = tlbf_query(f, hash, at, windows[w]);
-
-			FUZZ_CHECK(longer || !hit, "a key found in a window is found in a longer one");
-			longer = hit;
-			found |= (uint32_t) hit << (FUZZ_WINDOWS * key + w);
-		}
-	}
-	return found;
-}
-
-static int
-fuzz_compare_times(const void *a, const void *b)
-{
-	TlbfTime	x = *(const TlbfTime *) a;
-	TlbfTime	y = *(const TlbfTime *) b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * Times worth asking at, in increasing order: around the newest insertion
- * and the slices' times (where liveness changes), and the range's ends.
- * A query may visit every slice; for a filter of many slices (a union of
- * unions) only the times around the newest insertion are taken.
- */
-static inline int
-fuzz_times(const Tlbf *f, TlbfTime *times)
-{
-	const TlbfSlice *s = tlbf_slices(f);
-	TlbfTime	base = fuzz_base_time(f);
-	int			n = 0;
-
-	times[n++] = base;
-	times[n++] = fuzz_add_time(base, f->span);
-	times[n++] = fuzz_add_time(base, f->span + 1);
-	if (f->nslices > FUZZ_MANY_SLICES)
-		return n;				/* already in order */
-	times[n++] = fuzz_add_time(base, -f->span);
-	times[n++] = TLBF_TIME_MIN;
-	times[n++] = TLBF_TIME_END - 1;
-	if (f->nslices > 0)
-	{
-		TlbfTime	oldest = s[f->nslices - 1].updated_at;
-		TlbfTime	middle = s[f->nslices / 2].updated_at;
-
-		if (oldest != TLBF_NEVER)
-		{
-			times[n++] = fuzz_add_time(oldest, f->span);
-			times[n++] = fuzz_add_time(oldest, f->span + 1);
-		}
-		if (middle != TLBF_NEVER)
-		{
-			times[n++] = fuzz_add_time(middle, f->span);
-			times[n++] = fuzz_add_time(middle, f->span + 1);
-		}
-	}
-	qsort(times, n, sizeof(TlbfTime), fuzz_compare_times);
-	return n;
-}
+#include "fuzz_merge.h"
+#include "fuzz_probes.h"
 
 /* Everything that only reads the value: contains, info, retirable. */
 static inline void
@@ -223,6 +139,39 @@ fuzz_exercise_insert(const Tlbf *f, size_t size, uint64_t key, TlbfTime at,
 	free(copy);
 }
 
+/*
+ * tlbf_union with filters of other k (tlbf_union_agg over filters built at
+ * several error rates): the union takes the smallest k, and the front
+ * filter's generation plan is rescaled to it.  Three partners: one hash
+ * function, written just before the value's newest insertion (the value
+ * is the front, its k lowered); the most hash functions, written just
+ * after it (the partner is the front, its k lowered), under a cap; one
+ * fewer than the value's, never written.  Then a key is added to each
+ * union (the rescaled plan in use).  fuzz_merge_values checks the unions.
+ */
+static inline void
+fuzz_exercise_unions(const Tlbf *f, size_t size)
+{
+	TlbfTime	base = fuzz_base_time(f);
+	const int	ks[] = {1, TLBF_MAX_K, f->k > 1 ? f->k - 1 : 1};
+	const TlbfTime times[] = {fuzz_add_time(base, -1), fuzz_add_time(base, 1), TLBF_NEVER};
+
+	for (int p = 0; p < 3; p++)
+	{
+		Tlbf	   *other = fuzz_small_filter(f, ks[p], times[p]);
+		const Tlbf *inputs[2] = {p == 1 ? other : f, p == 1 ? f : other};
+		size_t		cap = p == 1 ? size / 2 : GLUE_MAX_FILTER_BYTES;
+		size_t		out_size;
+		bool		may_lose;
+		Tlbf	   *out = fuzz_merge_values(inputs, 2, cap, &out_size, &may_lose);
+
+		fuzz_exercise_insert(out, out_size, FUZZ_PROBES, fuzz_base_time(out),
+							 2 * out_size + 65536);
+		free(out);
+		free(other);
+	}
+}
+
 /* All of the above, at the times that matter for this value. */
 static inline void
 fuzz_exercise(const Tlbf *f, size_t size)
@@ -249,6 +198,8 @@ fuzz_exercise(const Tlbf *f, size_t size)
 						 fuzz_add_time(fuzz_base_time(f), f->span + 1), max_bytes);
 	/* and under a cap it is already over: live slices must go */
 	fuzz_exercise_insert(f, size, FUZZ_PROBES + 3, fuzz_base_time(f), size / 2);
+
+	fuzz_exercise_unions(f, size);
 }
 
 #endif							/* TLBF_FUZZ_EXERCISE_H */

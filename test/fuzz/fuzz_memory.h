@@ -22,8 +22,8 @@ typedef struct FuzzMemory
 	size_t		capacity;		/* bytes malloc'd at the buffer */
 	uint32_t	fail_mask;		/* request n fails if bit n % 32 is set */
 	uint32_t	requests;
-	bool		quick;			/* fuzz_insert: skip the checks of a whole
-								 * filter (within a burst of insertions) */
+	bool		quick;			/* fuzz_insert: validate only, skip the
+								 * queries (within a burst of insertions) */
 } FuzzMemory;
 
 /*
@@ -82,9 +82,10 @@ fuzz_memory_init(FuzzMemory *m, size_t allocated, size_t max_bytes,
 /*
  * Insert, checking the core's promises about a failed insertion: the
  * filter is unchanged (though it may have moved), and a successful one
- * leaves a valid filter within the memory and, if it was under the cap,
- * still under it, with the key found (unless 'quick': the caller checks
- * the filter once a burst is over).  Returns the status.
+ * leaves a valid filter (checked after every insertion) within the memory
+ * and, if it was under the cap, still under it, with the key found
+ * (unless 'quick': the caller checks the rest once a burst is over).
+ * Returns the status.
  */
 static inline TlbfStatus
 fuzz_insert(Tlbf **fp, FuzzMemory *m, TlbfHash hash, TlbfTime at)
@@ -115,9 +116,10 @@ fuzz_insert(Tlbf **fp, FuzzMemory *m, TlbfHash hash, TlbfTime at)
 	FUZZ_CHECK(memcmp(*fp, before, compared) == 0, "a prefetch changes nothing");
 	status = tlbf_insert(fp, &m->memory, hash, at);
 
+	if (status == TLBF_OK)
+		fuzz_check_valid(*fp, "a filter after tlbf_insert");
 	if (status == TLBF_OK && !m->quick)
 	{
-		fuzz_check_valid(*fp, "a filter after tlbf_insert");
 		FUZZ_CHECK(tlbf_size(*fp) <= m->memory.allocated,
 				   "an inserted filter fits in its memory");
 		FUZZ_CHECK(before_size > m->memory.max_bytes ||

@@ -17,7 +17,10 @@
 #define TLBF_FUZZ_MERGE_H
 
 #include "fuzz_common.h"
-#include "fuzz_exercise.h"
+#include "fuzz_memory.h"
+#include "fuzz_probes.h"
+
+#define GLUE_MAX_FILTER_BYTES	(64 * 1024 * 1024)	/* tlbf.max_filter_bytes */
 
 /*
  * Inputs must pass tlbf_merge_mismatch against the first.  Returns the
@@ -86,6 +89,32 @@ fuzz_merge_values(const Tlbf *const *inputs, int n, size_t cap, size_t *size,
 	*size = tlbf_size(out);
 	*may_lose = lost_live || dropped_live > 0;
 	return out;
+}
+
+/*
+ * A small filter that merges with 'like' (same span, seed, error rate and
+ * l) but has k hash functions: another partial state of an aggregate, or
+ * another row of tlbf_union_agg, perhaps built at another error rate.  The
+ * probe keys are added at 'at', unless it is TLBF_NEVER (an empty filter).
+ */
+static inline Tlbf *
+fuzz_small_filter(const Tlbf *like, int k, TlbfTime at)
+{
+	TlbfParams	params = {like->span, like->error_rate, 16, k, like->l, like->seed};
+	TlbfProblem problem;
+	FuzzMemory	memory;
+	Tlbf	   *f;
+
+	FUZZ_CHECK(tlbf_check_params(&params, &problem),
+			   "a valid value's parameters make a filter");
+	f = fuzz_malloc(sizeof(Tlbf));
+	tlbf_init(f, &params);
+	fuzz_check_valid(f, "a new filter");
+	fuzz_memory_init(&memory, sizeof(Tlbf), GLUE_MAX_FILTER_BYTES, false, 0);
+	for (uint64_t key = 0; key < FUZZ_PROBES && at != TLBF_NEVER; key++)
+		FUZZ_CHECK(fuzz_insert(&f, &memory, fuzz_key_hash(key, like->seed), at) == TLBF_OK,
+				   "a small filter takes a few keys");
+	return f;
 }
 
 #endif							/* TLBF_FUZZ_MERGE_H */

@@ -3,7 +3,8 @@
  *	  A filter's life, driven by the input: tlbf_add at times moving forward,
  *	  backward, jumping or standing still, bursts of keys, contains with any
  *	  window, retire at any time, truncation to a cap, union with a copy of
- *	  itself or of an earlier state, and the read-only functions.
+ *	  itself, an earlier state or a filter of another k, and the read-only
+ *	  functions.
  *
  * Input: a 16-bit length and that many bytes of a value, used if it
  * validates; otherwise parameters for a new filter are drawn from the bytes
@@ -246,10 +247,11 @@ op_burst(Run *r)
 	int			n = 1 + fuzz_u8(&r->in);
 	int64_t		step = fuzz_u8(&r->in) % 2 ? 0 : r->f->span / (1 + fuzz_u8(&r->in) % 64) / n;
 
-	/* the whole filter is checked once, after the burst (check()) */
+	/* each insertion is validated, the keys checked after the burst */
 	r->memory.quick = true;
 	for (int i = 0; i < n && r->inserts < MAX_INSERTS; i++)
 	{
+		r->work += r->f->nslices + 1;
 		add(r, DISTINCT_BASE + r->next_key++, r->clock);
 		r->clock = fuzz_add_time(r->clock, step);
 	}
@@ -311,23 +313,35 @@ op_truncate(Run *r)
 		forget_before(r, at);
 }
 
-/* tlbf_union with a copy of itself or an earlier state, under the cap. */
+/*
+ * tlbf_union, under the cap, with a copy of itself, an earlier state, or a
+ * small filter of any k (as tlbf_union_agg meets filters of other error
+ * rates) written at some time or never.
+ */
 static void
 op_union(Run *r)
 {
 	uint8_t		how = fuzz_u8(&r->in);
 	bool		earlier = (how & 1) && r->snapshot != NULL;
-	Tlbf	   *copy = earlier ? r->snapshot : fuzz_clone(r->f, tlbf_size(r->f));
+	bool		other_k = !earlier && (how & 4);
+	Tlbf	   *copy;
 	const Tlbf *inputs[2];
 	size_t		bytes;
 	size_t		size;
 	bool		may_lose;
 	Tlbf	   *out;
 
+	if (earlier)
+		copy = r->snapshot;
+	else if (other_k)
+		copy = fuzz_small_filter(r->f, 1 + fuzz_u8(&r->in) % TLBF_MAX_K,
+								 (how & 8) ? TLBF_NEVER : draw_time(r, r->clock));
+	else
+		copy = fuzz_clone(r->f, tlbf_size(r->f));
 	inputs[(how >> 1) & 1] = r->f;
 	inputs[1 - ((how >> 1) & 1)] = copy;
 	FUZZ_CHECK(tlbf_merge_mismatch(inputs[0], inputs[1]) == NULL,
-			   "a filter merges with its own copies");
+			   "a filter merges with its own copies and its kind");
 	bytes = tlbf_merge_bytes(inputs, 2);
 	out = fuzz_merge_values(inputs, 2, r->memory.memory.max_bytes, &size, &may_lose);
 	if (!earlier)

@@ -8,7 +8,10 @@
  * Shapes: empty filters; filters after constant, bursty, out-of-order,
  * same-instant, repeating and pausing streams; unions (same and different
  * k); partly and fully retired filters; filters truncated by a size cap;
- * for several spans, seeds, error rates and explicit (k, l).  Capacities
+ * for several spans, seeds, error rates and explicit (k, l).  And a few of
+ * them with one field at an end of its valid range (edge_values.h): values
+ * the core never writes but validation accepts, which the fuzzer would
+ * otherwise have to find byte by byte.  Capacities
  * are small so that values stay a few kilobytes: the fuzzer mutates short
  * inputs much faster, and the shapes, not the sizes, are what matter.
  */
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "edge_values.h"
 #include "heap_memory.h"
 #include "tlbf.h"
 
@@ -25,7 +29,7 @@
 
 #define SECOND		INT64_C(1000000)
 #define START		INT64_C(757382400000000)	/* 2024-01-01 */
-#define MAX_VALUES	256
+#define MAX_VALUES	512
 
 typedef struct Value
 {
@@ -260,6 +264,44 @@ make_values(void)
 	}
 }
 
+/* Each edge of edge_values.h on a few of the values above, where valid. */
+static void
+make_edge_values(void)
+{
+	static const char *const bases[] = {
+		"constant-s0-e01", "constant-s0-k1l1", "union-s0-k10k7", "empty-s0-e01",
+		"all-retired-constant-s0-e01"
+	};
+	int			before = nvalues;
+
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+	{
+		const Tlbf *base = NULL;
+
+		for (int i = 0; i < before && base == NULL; i++)
+			if (strcmp(values[i].name, bases[b]) == 0)
+				base = values[i].f;
+		if (base == NULL)
+			fail("a base value for the edges is missing");
+		for (int edge = 0; edge < EDGE_COUNT; edge++)
+		{
+			size_t		size = tlbf_size(base);
+			Tlbf	   *f = malloc(size);
+			TlbfProblem problem;
+			char		name[64];
+
+			memcpy(f, base, size);
+			edge_set(f, edge);
+			if (tlbf_validate(f, size, &problem))
+			{
+				snprintf(name, sizeof(name), "edge%d-%s", edge, bases[b]);
+				keep(name, f);
+			}
+			free(f);
+		}
+	}
+}
+
 /* ---- writing the targets' inputs ---------------------------------------- */
 
 static const char *out_dir;
@@ -400,6 +442,7 @@ main(int argc, char **argv)
 	}
 
 	make_values();
+	make_edge_values();
 	for (int i = 0; i < nvalues; i++)
 	{
 		write_text(i, &values[i]);

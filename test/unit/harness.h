@@ -62,10 +62,22 @@ tf_free(TestFilter *t)
 	t->f = NULL;
 }
 
+/* Fails the test unless f is a valid value, naming what made it. */
+static inline void
+assert_valid(const Tlbf *f, const char *what)
+{
+	TlbfProblem problem;
+
+	if (!tlbf_validate(f, tlbf_size(f), &problem))
+		fail_msg("%s is not a valid value: %s", what, problem.message);
+}
+
+/* Every insertion's result must be valid: checked after each one. */
 static inline void
 tf_add(TestFilter *t, uint64_t key, TlbfTime at)
 {
 	assert_int_equal(tlbf_insert(&t->f, &t->memory, key_hash(key), at), TLBF_OK);
+	assert_valid(t->f, "a filter after tlbf_insert");
 }
 
 static inline bool

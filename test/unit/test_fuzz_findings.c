@@ -1,8 +1,9 @@
 /*
  * test_fuzz_findings.c
- *	  The core bugs the fuzzers found (test/fuzz/README.md, letters A to G),
- *	  each as the smallest case that showed it.  The rule they all broke:
- *	  tlbf_validate() accepts every buffer the core writes from valid input.
+ *	  The core bugs the fuzzers found (test/fuzz/README.md, letters A to G)
+ *	  and those found since (H), each as the smallest case that showed it.
+ *	  The rule they all broke: tlbf_validate() accepts every buffer the core
+ *	  writes from valid input.
  */
 #include "harness.h"
 
@@ -220,6 +221,63 @@ test_bits_set_claim(void **state)
 	tf_free(&t);
 }
 
+/*
+ * H: the union scales the front filter's generation counters to a smaller
+ * k.  Validation accepts any gen_size from 1 when there are slices; a
+ * gen_size below the front's k was rounded down to 0, which validation
+ * refuses ("Slices without insertions"): the union's output could not be
+ * read back.
+ */
+static void
+test_union_smallest_generation(void **state)
+{
+	TestFilter	front;
+	TestFilter	fewer;
+	TlbfMemory	memory;
+	Tlbf	   *f;
+	Tlbf	   *u;
+
+	tf_create_kl(&front, HOUR, 0.01, 100, 3, 4);
+	tf_add(&front, 1, START + SECOND);
+	tf_create_kl(&fewer, HOUR, 0.01, 100, 1, 4);
+	tf_add(&fewer, 2, START);
+
+	/* the smallest generation counters a value may have */
+	f = copy_of(front.f);
+	f->gen_size = 1;
+	f->gen_left = 0;
+	assert_true(valid(f));
+
+	u = union_of(f, fewer.f);
+	assert_int_equal(u->k, 1);
+	assert_true(u->gen_size >= 1 && u->gen_left <= u->gen_size);
+	assert_true(tlbf_query(u, key_hash(1), START + SECOND, HOUR));
+	assert_true(tlbf_query(u, key_hash(2), START + SECOND, HOUR));
+
+	/* and it takes new keys: the used-up generation shifts */
+	memory = front.memory;
+	memory.allocated = tlbf_size(u);
+	assert_int_equal(tlbf_insert(&u, &memory, key_hash(3), START + 2 * SECOND), TLBF_OK);
+	assert_true(valid(u));
+	for (uint64_t key = 1; key <= 3; key++)
+		assert_true(tlbf_query(u, key_hash(key), START + 2 * SECOND, HOUR));
+	free(u);
+
+	/* every gen_size below the front's k, and gen_left up to it */
+	for (uint64_t size = 1; size <= 3; size++)
+		for (uint64_t left = 0; left <= size; left++)
+		{
+			f->gen_size = size;
+			f->gen_left = left;
+			assert_true(valid(f));
+			free(union_of(f, fewer.f));
+			free(union_of(fewer.f, f));
+		}
+	free(f);
+	tf_free(&front);
+	tf_free(&fewer);
+}
+
 int
 main(void)
 {
@@ -230,6 +288,7 @@ main(void)
 		cmocka_unit_test(test_insertion_count_saturates),
 		cmocka_unit_test(test_union_slice_limit),
 		cmocka_unit_test(test_bits_set_claim),
+		cmocka_unit_test(test_union_smallest_generation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

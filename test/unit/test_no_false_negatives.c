@@ -3,8 +3,9 @@
  *	  The product's promise: every key added within the span is found, at
  *	  every query time up to its time plus the span, whatever the stream
  *	  looks like.  Each stream below is checked every few hundred
- *	  insertions, for every key still within the span, and the filter is
- *	  also validated there (every state the core produces must be valid).
+ *	  insertions, for every key still within the span.  Every state the
+ *	  core produces must be valid: tf_add validates after each insertion,
+ *	  and the checkpoints after each retirement.
  */
 #include <math.h>
 

@@ -228,6 +228,7 @@ test_retire_keeps_answers(void **state)
 
 		memcpy(copy, t.f, size);
 		tlbf_drop_expired(copy, retire_at);
+		assert_valid(copy, "a retired filter");
 		dropped = (long) t.f->nslices - copy->nslices;
 		assert_true(offsets[o] <= SPAN || copy->nslices == 0);
 		for (uint64_t key = 0; key < 60000; key += 3)
@@ -459,6 +460,8 @@ test_union_false_positives(void **state)
 
 			tlbf_merge(u_key, keys, 2);
 			tlbf_merge(u_time, times, 2);
+			assert_valid(u_key, "a union");
+			assert_valid(u_time, "a union");
 			for (int q = 0; q < 50000; q++)
 			{
 				TlbfHash	h = key_hash(absent++);
@@ -534,6 +537,7 @@ test_prefetch_changes_nothing(void **state)
 				tf_add(&t, key, at += 10 * 1000);
 		else
 			tlbf_drop_expired(t.f, at + 2 * SPAN);
+		assert_valid(t.f, "a retired filter");
 	}
 	assert_int_equal(t.f->nslices, 0);
 	tf_free(&t);

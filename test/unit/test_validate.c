@@ -2,10 +2,12 @@
  * test_validate.c
  *	  tlbf_validate() accepts what the core produces and rejects every
  *	  malformed field, short or long buffer; buffers it accepts are safe to
- *	  query, insert into, retire and merge.
+ *	  query, insert into, retire, truncate and merge, and whatever those
+ *	  operations write from them is valid again.
  */
 #include <math.h>
 
+#include "edge_values.h"
 #include "harness.h"
 
 #define START	INT64_C(757382400000000)
@@ -131,6 +133,198 @@ test_rejects_bad_fields(void **state)
 }
 
 /*
+ * A small filter that merges with 'like' (same span and seed) but has k
+ * hash functions, with a few keys added at 'at' (none if TLBF_NEVER).
+ */
+static Tlbf *
+partner(const Tlbf *like, int k, TlbfTime at)
+{
+	TlbfParams	p = {like->span, 0.01, 100, k, 4, like->seed};
+	TlbfProblem problem;
+	TlbfMemory	memory;
+	Tlbf	   *f;
+
+	assert_true(tlbf_check_params(&p, &problem));
+	f = heap_filter(&p, &memory);
+	for (uint64_t key = 0; key < 3 && at != TLBF_NEVER; key++)
+		assert_int_equal(tlbf_insert(&f, &memory, key_hash(ABSENT_BASE - key), at), TLBF_OK);
+	return f;
+}
+
+/* The union of a and b, which must be a valid value. */
+static Tlbf *
+merge_checked(const Tlbf *a, const Tlbf *b)
+{
+	const Tlbf *inputs[2] = {a, b};
+	Tlbf	   *out = malloc(tlbf_merge_bytes(inputs, 2));
+
+	assert_null(tlbf_merge_mismatch(a, b));
+	tlbf_merge(out, inputs, 2);
+	assert_valid(out, "a union of valid filters");
+	return out;
+}
+
+static Tlbf *
+clone(const Tlbf *f)
+{
+	Tlbf	   *copy = malloc(tlbf_size(f));
+
+	memcpy(copy, f, tlbf_size(f));
+	return copy;
+}
+
+/* t + d, kept within the valid time range. */
+static TlbfTime
+moved(TlbfTime t, int64_t d)
+{
+	TlbfTime	sum;
+
+	if (__builtin_add_overflow(t, d, &sum))
+		return d > 0 ? TLBF_TIME_END - 1 : TLBF_TIME_MIN;
+	return sum < TLBF_TIME_MIN ? TLBF_TIME_MIN : sum >= TLBF_TIME_END ? TLBF_TIME_END - 1 : sum;
+}
+
+/*
+ * Insert a few keys at 'at' into a copy of f, in memory capped at
+ * 'max_bytes', checking the result after each insertion.  A refusal
+ * (the cap) is allowed; an invalid result is not.
+ */
+static void
+insert_checked(const Tlbf *f, TlbfTime at, size_t max_bytes)
+{
+	Tlbf	   *copy = clone(f);
+	TlbfMemory	memory = {heap_resize, NULL, tlbf_size(f), max_bytes};
+
+	for (uint64_t key = 1; key <= 3; key++)
+	{
+		TlbfStatus	status = tlbf_insert(&copy, &memory, key_hash(key), at);
+
+		assert_true(status == TLBF_OK || status == TLBF_OVER_LIMIT);
+		assert_valid(copy, "a filter after tlbf_insert");
+	}
+	free(copy);
+}
+
+/*
+ * Every operation that writes a value, on a valid value f: insert (at and
+ * around its newest time, past the span, at the ends of the time range,
+ * with room and under a cap it is already over), retire and truncate at
+ * those times, and union with itself and with filters of fewer and more
+ * hash functions written before and after it (or never), in both orders,
+ * then insert into and truncate the union.  Every result must validate.
+ */
+static void
+exercise_writers(const Tlbf *f)
+{
+	size_t		size = tlbf_size(f);
+	size_t		room = 2 * size + 65536;
+	TlbfTime	base = f->newest == TLBF_NEVER ? START : f->newest;
+	TlbfTime	times[] = {base, moved(base, -1), moved(base, 1), moved(base, f->span),
+		moved(base, f->span + 1), moved(base, -f->span - 1), TLBF_TIME_MIN, TLBF_TIME_END - 1};
+	int			ks[] = {1, f->k > 1 ? f->k - 1 : 1, TLBF_MAX_K};
+	TlbfTime	partner_times[] = {TLBF_NEVER, moved(base, -1), moved(base, 1)};
+
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+	{
+		Tlbf	   *copy;
+
+		insert_checked(f, times[i], room);
+		insert_checked(f, times[i], size / 2);
+
+		copy = clone(f);
+		tlbf_drop_expired(copy, times[i]);
+		assert_valid(copy, "a filter after tlbf_drop_expired");
+		free(copy);
+
+		copy = clone(f);
+		tlbf_truncate_to(copy, size / 2, times[i]);
+		assert_valid(copy, "a filter after tlbf_truncate_to");
+		tlbf_truncate_to(copy, 0, times[i]);
+		assert_valid(copy, "a filter after tlbf_truncate_to");
+		free(copy);
+	}
+
+	free(merge_checked(f, f));
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+		for (size_t j = 0; j < sizeof(partner_times) / sizeof(partner_times[0]); j++)
+		{
+			Tlbf	   *other = partner(f, ks[i], partner_times[j]);
+			Tlbf	   *u = merge_checked(f, other);
+
+			insert_checked(u, u->newest == TLBF_NEVER ? base : u->newest, room);
+			insert_checked(u, moved(base, f->span + 1), room);
+			tlbf_truncate_to(u, tlbf_size(u) / 2, u->newest == TLBF_NEVER ? base : u->newest);
+			assert_valid(u, "a union after tlbf_truncate_to");
+			free(u);
+			free(merge_checked(other, f));
+			free(other);
+		}
+}
+
+/* A filter of the given k and l after 'n' keys, 10 ms apart. */
+static Tlbf *
+base_filter(int k, int l, int n, TlbfTime retire_at)
+{
+	TestFilter	t;
+	Tlbf	   *f;
+
+	tf_create_kl(&t, SPAN, 0.01, 200, k, l);
+	for (int i = 0; i < n; i++)
+		tf_add(&t, (uint64_t) i, START + i * 10000);
+	if (retire_at != TLBF_NEVER)
+		tlbf_drop_expired(t.f, retire_at);
+	f = clone(t.f);
+	tf_free(&t);
+	return f;
+}
+
+/*
+ * Values at the edges of what validation accepts, one or two fields at an
+ * end of their range, on filters of several shapes: whatever any operation
+ * writes from them must validate too.  (A union with a smaller k once
+ * turned gen_size = 1 into 0.)
+ */
+static void
+test_edge_values(void **state)
+{
+	Tlbf	   *bases[] = {
+		base_filter(10, 25, 3000, TLBF_NEVER),	/* many slices */
+		base_filter(1, 1, 50, TLBF_NEVER),
+		base_filter(3, 2, 400, TLBF_NEVER),
+		base_filter(TLBF_MAX_K, 2, 20, TLBF_NEVER),
+		base_filter(10, 25, 0, TLBF_NEVER), /* empty */
+		base_filter(10, 25, 100, START + 10 * SPAN),	/* all retired */
+	};
+	long		tried = 0;
+	long		accepted = 0;
+
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+		for (int first = -1; first < EDGE_COUNT; first++)
+			for (int second = first; second < EDGE_COUNT; second++)
+			{
+				Tlbf	   *f = clone(bases[b]);
+
+				if (first >= 0)
+					edge_set(f, first);
+				if (second >= 0 && second != first)
+					edge_set(f, second);
+				tried++;
+				if (valid(f, tlbf_size(f)))
+				{
+					accepted++;
+					exercise_writers(f);
+				}
+				free(f);
+			}
+	print_message("%ld of %ld edge values were valid, and every result of every operation on them\n",
+				  accepted, tried);
+	/* most edges are valid values: the test is not vacuous */
+	assert_true(accepted > tried / 2);
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+		free(bases[b]);
+}
+
+/*
  * Random damage to the header and directory, 200,000 times: whatever is
  * accepted must be safe to use (under the sanitizer build this also proves
  * that nothing reads out of bounds).
@@ -143,6 +337,7 @@ test_random_damage(void **state)
 	size_t		directory_end = sizeof(Tlbf) + original->nslices * sizeof(TlbfSlice);
 	uint64_t	rng = 1234;
 	long		accepted = 0;
+	Tlbf	   *fewer = partner(original, 1, START);
 
 	for (int trial = 0; trial < 200000; trial++)
 	{
@@ -161,15 +356,23 @@ test_random_damage(void **state)
 			accepted++;
 			memcpy(copy, f, size);
 			(void) tlbf_query(f, key_hash(7), f->newest == TLBF_NEVER ? START : f->newest, f->span);
+			if (tlbf_merge_mismatch(f, fewer) == NULL)
+			{
+				free(merge_checked(f, fewer));
+				free(merge_checked(fewer, f));
+			}
 			(void) tlbf_insert(&f, &memory, key_hash(8), START + 200 * SECOND);
-			assert_true(valid(f, tlbf_size(f)));
+			assert_valid(f, "a damaged filter after tlbf_insert");
 			tlbf_drop_expired(copy, START + 300 * SECOND);
-			assert_true(valid(copy, tlbf_size(copy)));
+			assert_valid(copy, "a damaged filter after tlbf_drop_expired");
+			tlbf_truncate_to(copy, tlbf_size(copy) / 2, START + 300 * SECOND);
+			assert_valid(copy, "a damaged filter after tlbf_truncate_to");
 			free(copy);
 		}
 		free(f);
 	}
 	print_message("%ld of 200000 damaged filters were still valid (and safe)\n", accepted);
+	free(fewer);
 	free(original);
 }
 
@@ -180,6 +383,7 @@ main(void)
 		cmocka_unit_test(test_accepts_core_output),
 		cmocka_unit_test(test_rejects_wrong_lengths),
 		cmocka_unit_test(test_rejects_bad_fields),
+		cmocka_unit_test(test_edge_values),
 		cmocka_unit_test(test_random_damage),
 	};
 
