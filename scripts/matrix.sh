@@ -6,7 +6,8 @@
 #                                        trees of $MATRIX_TARBALLS (default
 #                                        ../shared/postgres) and every
 #                                        /usr/lib/postgresql/*/bin/pg_config
-#   scripts/matrix.sh PG_CONFIG...       those only (make matrix PG_CONFIGS=...)
+#   scripts/matrix.sh PG_CONFIG...       those only (make matrix PG_CONFIGS=...);
+#                                        a postgresql-*.tar.xz tree works too
 #
 # Each version gets a private copy of its PostgreSQL in $MATRIX_CACHE/postgres
 # (default ${XDG_CACHE_HOME:-~/.cache}/tlbf; as root /var/cache/tlbf, which
@@ -22,8 +23,9 @@
 #   tap        make tap, as the postgres user when run as root
 # MATRIX_STEPS chooses among regress, preload and tap (default: all three;
 # build and install always run).  A failed step does not stop the others
-# (the build aside), nor the other versions.  Logs go to build/matrix/<version>/; a summary with the time of
-# each version ends the run, which exits 1 if anything failed.
+# (the build aside), nor the other versions.  Logs go to
+# build/matrix/<version>/; a summary with the time of each version ends the
+# run, which exits 1 if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -107,6 +109,18 @@ private_copy() {
 }
 
 # --- which versions ----------------------------------------------------------
+
+# Why a pg_config cannot be tested, if it cannot (no PGXS, or no server).
+unusable() {
+    local p=$1 pgxs
+    pgxs=$("$p" --pgxs 2>/dev/null) || { echo "it does not run"; return; }
+    if [ ! -f "$pgxs" ]; then
+        echo "it has no PGXS (the server development files: postgresql-server-dev-NN)"
+    elif [ ! -x "$("$p" --bindir)/postgres" ]; then
+        echo "it has no server (postgresql-NN)"
+    fi
+}
+
 sources=()
 if [ $# -gt 0 ]; then
     sources=("$@")
@@ -116,21 +130,22 @@ else
             [ -f "$t" ] && sources+=("$t")
         done
     else
-        echo "matrix: the upstream PostgreSQL trees are missing (${tarballs:-MATRIX_TARBALLS is empty});" \
-             "testing only the PostgreSQL installed here"
+        echo "matrix: the upstream PostgreSQL trees are missing (no ${tarballs:-MATRIX_TARBALLS});" \
+             "testing the PostgreSQL installed here only"
     fi
     for p in /usr/lib/postgresql/*/bin/pg_config; do
         [ -x "$p" ] || continue
-        if [ -f "$("$p" --pgxs)" ]; then
+        why=$(unusable "$p")
+        if [ -z "$why" ]; then
             sources+=("$p")
         else
-            echo "matrix: skipping $p: no PGXS (postgresql-server-dev-$(basename "$(dirname "$(dirname "$p")")") is not installed)"
+            echo "matrix: skipping $p: $why"
         fi
     done
 fi
 if [ ${#sources[@]} -eq 0 ]; then
-    echo "matrix: no PostgreSQL to test: install postgresql-server-dev-NN, or pass pg_config paths" \
-         "(make matrix PG_CONFIGS=\"/usr/lib/postgresql/17/bin/pg_config ...\")" >&2
+    echo "matrix: no PostgreSQL to test: install postgresql-NN and postgresql-server-dev-NN, or name" \
+         "pg_configs (make matrix PG_CONFIGS=\"/usr/lib/postgresql/17/bin/pg_config ...\")" >&2
     exit 1
 fi
 
@@ -139,8 +154,13 @@ for s in "${sources[@]}"; do
     case "$s" in
         *.tar.xz) configs+=("$(unpack "$s")") ;;
         *)
-            if ! command -v "$s" >/dev/null || [ ! -f "$("$s" --pgxs 2>/dev/null)" ]; then
-                echo "matrix: $s is not the pg_config of a PostgreSQL with PGXS" >&2
+            if ! command -v "$s" >/dev/null; then
+                echo "matrix: $s: no such pg_config" >&2
+                exit 1
+            fi
+            why=$(unusable "$(command -v "$s")")
+            if [ -n "$why" ]; then
+                echo "matrix: $s: $why" >&2
                 exit 1
             fi
             configs+=("$(private_copy "$(command -v "$s")")") ;;
