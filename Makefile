@@ -2,6 +2,7 @@
 #
 #   make demo    build, install and show the filter on a real access log
 #   make test    build, install and run every test (installs what is missing)
+#   make matrix  build and test against every PostgreSQL version at hand
 #   make bench   timing figures (ratios measured side by side)
 #   make eval    the papers' experiments and the comparison with other
 #                structures: CSV and PNG under docs/eval
@@ -16,19 +17,83 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
+EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso output_preload
+
+# --- tests against PostgreSQL, and where a new one goes ---------------------
+#   REGRESS          pg_regress tests (sql/NAME.sql, expected/NAME.out) that
+#                    pass on any running server, library not preloaded:
+#                    `make installcheck` (PGXS; PGHOST, PGPORT, ... say where).
+#                    Keep setup first; a test of what fails without the
+#                    preloaded library (shared_unloaded) belongs here.
+#   REGRESS_PRELOAD  pg_regress tests that need shared_preload_libraries =
+#                    'tlbf'; they run after setup.
+#   ISOLATION        isolation specs, every test/isolation/specs/*.spec with
+#                    its test/isolation/expected/NAME.out.
+#                    `make installcheck-preload` runs REGRESS_PRELOAD and
+#                    ISOLATION on a throwaway cluster of its own, started
+#                    with the library preloaded and tlbf.worker_enabled = off
+#                    (a test that needs the worker is a TAP test).
+#   test/t/*.pl      TAP tests (PostgreSQL::Test::Cluster), each starting the
+#                    clusters it needs: `make tap`, as a user other than root.
+# `make matrix` runs all of these against each PostgreSQL version.
 REGRESS = setup type_io create_add contains hashing labels retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
-EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
+REGRESS_PRELOAD = shared_functions
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
-ISOLATION = shared_test_and_add shared_retire shared_create_drop
-ISOLATION_OPTS = --inputdir=test/isolation
 
-PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
-PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
-ifneq ($(PGXS),)
-include $(PGXS)
+# --- which PostgreSQL ---------------------------------------------------------
+# pg_config on the PATH (on Debian, postgresql-common's picks the newest
+# postgresql-server-dev-NN), else the newest of /usr/lib/postgresql/*/bin;
+# or any other: make PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config install
+PG_CONFIG ?= pg_config
+ifeq ($(origin PG_CONFIG)$(PG_CONFIG),filepg_config)
+ifeq ($(shell command -v pg_config 2>/dev/null),)
+PG_CONFIG := $(or $(shell ls -v /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | tail -n 1),pg_config)
 endif
+endif
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+PGXS_FOUND := $(wildcard $(PGXS))
+ifneq ($(PGXS_FOUND),)
+include $(PGXS)
+else
+# No PGXS: the targets that need it say what to install.  `make test`,
+# `make demo` and the core's own targets install or need none of it.
+ifeq ($(PGXS),)
+ifeq ($(shell command -v $(PG_CONFIG) 2>/dev/null),)
+NO_PGXS_WHY = there is no $(PG_CONFIG)
+else
+NO_PGXS_WHY = $(PG_CONFIG) --pgxs names none
+endif
+else
+NO_PGXS_WHY = $(PG_CONFIG) names $(PGXS), which is not there
+endif
+define NO_PGXS_MESSAGE
+tlbf builds with PostgreSQL's PGXS, and $(NO_PGXS_WHY).
+Install PostgreSQL and its server development files, e.g. on Debian:
+    apt-get install postgresql-15 postgresql-server-dev-15
+(or postgresql-NN and postgresql-server-dev-NN from apt.postgresql.org), or
+name the pg_config of the PostgreSQL to build against:
+    make PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config install
+(`make test` installs what it needs by itself.)
+endef
+export NO_PGXS_MESSAGE
+all install installdirs uninstall installcheck installcheck-preload tap:
+	@echo "$$NO_PGXS_MESSAGE" >&2; exit 1
+clean:
+	rm -rf $(EXTRA_CLEAN) $(OBJS) $(MODULE_big).so
+endif
+.DEFAULT_GOAL := all
 
-.PHONY: test demo bench bench-tools unit unit-run unit-sanitized tap eval fuzz
+# After the include: PGXS's installcheck runs ISOLATION whenever it is set
+# before, and isolation needs the preloaded library.
+ISOLATION = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=test/isolation --dbname=isolation_regression
+
+# The PostgreSQL the build uses, for the scripts (scripts/cluster.sh).
+pg-config:
+	@echo $(PG_CONFIG)
+
+.PHONY: test demo matrix bench bench-tools unit unit-run unit-sanitized tap eval fuzz \
+	pg-config installcheck-preload installcheck-preload-run
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
@@ -57,9 +122,33 @@ unit-sanitized: $(SANITIZED_TESTS)
 	@for t in $(SANITIZED_TESTS); do echo "== $$t"; \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t || exit 1; done
 
-# --- TAP tests (PostgreSQL::Test::Cluster; each starts its own clusters) ----
+# --- tests against PostgreSQL beyond PGXS's installcheck --------------------
+ifneq ($(PGXS_FOUND),)
+# REGRESS_PRELOAD and ISOLATION, on a throwaway cluster (scripts/cluster.sh)
+# with the library preloaded and the worker off.
+installcheck-preload:
+	TLBF_CLUSTER_CONF="$$(printf 'tlbf.worker_enabled = off\n%s' "$${TLBF_CLUSTER_CONF:-}")" \
+	PG_CONFIG='$(PG_CONFIG)' scripts/cluster.sh --preload $(MAKE) installcheck-preload-run
+
+# the same on a server already running so (PGHOST, PGPORT, ...)
+installcheck-preload-run:
+ifneq ($(strip $(REGRESS_PRELOAD)),)
+	$(pg_regress_installcheck) --outputdir=output_preload $(REGRESS_OPTS) setup $(REGRESS_PRELOAD)
+endif
+	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)
+
+# TAP tests (PostgreSQL::Test::Cluster; each starts its own clusters).  The
+# programs of a relocated PostgreSQL tree may find another libpq first.
 tap:
-	$(prove_installcheck)
+	export LD_LIBRARY_PATH='$(libdir)'$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}; $(prove_installcheck)
+endif
+
+# --- the version matrix (scripts/matrix.sh) ----------------------------------
+# PG_CONFIGS: the pg_config of each PostgreSQL to test; by default the
+# upstream trees of ../shared/postgres (unpacked into MATRIX_CACHE) and
+# every /usr/lib/postgresql/*/bin/pg_config.
+matrix:
+	scripts/matrix.sh $(PG_CONFIGS)
 
 # --- benchmark programs -----------------------------------------------------
 BENCH_TOOLS = build/bench/core_bench build/bench/make_filter

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the extension and install it into Debian's PostgreSQL 15.
+# Build the extension and install it into the PostgreSQL the Makefile picks
+# (PG_CONFIG; by default Debian's, which scripts/deps.sh installs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Run a command against a throwaway PostgreSQL 15 cluster:
+# Run a command against a throwaway PostgreSQL cluster:
 #   scripts/cluster.sh [--preload] command [args...]
+# The PostgreSQL is $PG_CONFIG's, by default the one the Makefile builds
+# against (make pg-config).
 # The cluster lives in a temporary directory, listens on a free port (and a
 # socket in that directory), and is stopped and removed when the command
 # ends, also on failure.  The command gets PGHOST, PGPORT, PGUSER and
@@ -8,7 +10,11 @@
 # $TLBF_CLUSTER_CONF are added to postgresql.conf.
 set -euo pipefail
 
-bindir=$(/usr/lib/postgresql/15/bin/pg_config --bindir)
+pg_config=${PG_CONFIG:-$(make -s --no-print-directory -C "$(dirname "$0")/.." pg-config)}
+bindir=$("$pg_config" --bindir)
+# A relocated install tree's programs (upstream builds unpacked elsewhere)
+# may otherwise load an older libpq from the system.
+export LD_LIBRARY_PATH="$("$pg_config" --libdir)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 preload=""
 if [ "${1:-}" = "--preload" ]; then
     preload="tlbf"

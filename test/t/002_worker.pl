@@ -128,9 +128,22 @@ ok($node->poll_query_until('postgres',
 	'a terminated launcher is started again');
 $pid = launcher_pid();
 kill 'KILL', $pid;
-ok($node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'tlbf launcher' AND pid <> $pid"),
-	'after a crash the launcher is back');
+SKIP:
+{
+	# The postmaster of PostgreSQL 18beta1 starts no background worker
+	# again after a crash, not even its own logical replication launcher
+	# (fixed upstream later): there a restart brings the launcher back for
+	# the checks that follow.
+	if ($node->pg_version =~ /^18beta1$/)
+	{
+		$node->poll_query_until('postgres', 'SELECT 1', '1');
+		$node->restart;
+		skip 'PostgreSQL 18beta1 starts no background worker after a crash', 1;
+	}
+	ok($node->poll_query_until('postgres',
+			"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'tlbf launcher' AND pid <> $pid"),
+		'after a crash the launcher is back');
+}
 $node->safe_psql('postgres',
 	"UPDATE filters SET f = tlbf_add(f, 1, now() - interval '1 hour') WHERE id = 8");
 ok($node->poll_query_until('postgres', "SELECT NOT tlbf_retirable(f) FROM filters WHERE id = 8"),

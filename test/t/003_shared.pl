@@ -137,6 +137,10 @@ is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM pair_events}),
 	'110', '... and rebuilds a trigger\'s multi-column keys the way the trigger makes them');
 
+# (The postmaster of PostgreSQL 18beta1 starts no background worker again
+# after a crash, fixed upstream later: there a restart brings them back.)
+$node->restart if $node->pg_version =~ /^18beta1$/;
+
 # The snapshot worker of a database with shared filters stays connected,
 # but gives way to the commands that need the database to themselves.
 sub worker_in

@@ -51,9 +51,19 @@ like($before, qr/^50000 \d+ \d+ per_site\.users$/, "answers before: $before");
 my $dump = $source->basedir . '/dump.custom';
 $source->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $source->connstr('postgres') ],
 	'pg_dump');
+# pg_dump of PostgreSQL 16beta2 also dumps the row security policies of
+# the extension's own tables, which the restored extension has already
+# created (fixed in later releases): there each restore ends with that
+# error, after the data, and is a known failure.
+my $policies_dumped = $source->pg_version =~ /^16beta2$/
+  ? 'pg_dump of PostgreSQL 16beta2 dumps the policies of extension tables' : undef;
+
 $target->safe_psql('postgres', 'CREATE DATABASE restored');
-$target->command_ok([ 'pg_restore', '--exit-on-error', '-d', $target->connstr('restored'), $dump ],
-	'pg_restore into a new cluster');
+{
+	local $main::TODO = $policies_dumped;
+	$target->command_ok([ 'pg_restore', '--exit-on-error', '-d', $target->connstr('restored'), $dump ],
+		'pg_restore into a new cluster');
+}
 
 is($target->safe_psql('restored', $answers), $before,
 	'the same answers: tlbf columns, registrations and shared filters');
@@ -63,8 +73,11 @@ is($target->safe_psql('restored', q{SELECT count(*) FROM per_site}), '50', 'ever
 my $plain = $source->basedir . '/dump.sql';
 $source->command_ok([ 'pg_dump', '-f', $plain, '-d', $source->connstr('postgres') ], 'plain pg_dump');
 $target->safe_psql('postgres', 'CREATE DATABASE restored_plain');
-$target->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $plain,
-		'-d', $target->connstr('restored_plain') ], 'restore with psql');
+{
+	local $main::TODO = $policies_dumped;
+	$target->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $plain,
+			'-d', $target->connstr('restored_plain') ], 'restore with psql');
+}
 is($target->safe_psql('restored_plain', $answers), $before, 'the same answers from a plain dump');
 
 $source->stop;
