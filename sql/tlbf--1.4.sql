@@ -1,0 +1,437 @@
+-- tlbf 1.4, installed in one step: the objects that tlbf--1.0.sql and the
+-- update scripts after it make, written out as they end up.  The upgrade
+-- test compares a database updated from 1.0 with one installed from this
+-- file, object by object: a change must be made in both places.
+
+\echo Use "CREATE EXTENSION tlbf" to load this file. \quit
+
+
+-- The type and its scalar functions (1.0).
+
+CREATE TYPE tlbf;
+
+CREATE FUNCTION tlbf_in(cstring) RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_out(tlbf) RETURNS cstring
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_recv(internal) RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_send(tlbf) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- ALIGNMENT double: the value's bit arrays are 64-bit words read in place.
+CREATE TYPE tlbf (
+    INPUT = tlbf_in,
+    OUTPUT = tlbf_out,
+    RECEIVE = tlbf_recv,
+    SEND = tlbf_send,
+    INTERNALLENGTH = VARIABLE,
+    ALIGNMENT = double,
+    STORAGE = extended
+);
+
+COMMENT ON TYPE tlbf IS 'time-limited Bloom filter: which keys were seen within a span of time';
+
+-- STABLE, not IMMUTABLE: the result depends on tlbf.max_filter_bytes.
+-- Not STRICT: NULL k and l mean "choose from error_rate".
+CREATE FUNCTION tlbf_create(span interval,
+                            error_rate float8 DEFAULT 0.01,
+                            capacity bigint DEFAULT 1000,
+                            k int DEFAULT NULL,
+                            l int DEFAULT NULL)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_create(interval, float8, bigint, int, int) IS
+    'an empty filter that remembers keys for span; capacity is a first guess of keys per span';
+
+-- Not STRICT: a NULL item or time returns the filter unchanged.
+CREATE FUNCTION tlbf_add(f tlbf, item "any", at timestamptz DEFAULT now())
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_add(tlbf, "any", timestamptz) IS
+    'a copy of the filter that also holds item, seen at time at';
+
+CREATE FUNCTION tlbf_contains(f tlbf, item "any", at timestamptz DEFAULT now())
+    RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_contains(tlbf, "any", timestamptz) IS
+    'was item added within the span before at? (no false negatives)';
+
+CREATE FUNCTION tlbf_contains(f tlbf, item "any", at timestamptz, within interval)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tlbf_contains_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_contains(tlbf, "any", timestamptz, interval) IS
+    'was item added within the interval within before at? (no false negatives)';
+
+-- STABLE: it reads the transaction's start time, like now().
+CREATE FUNCTION tlbf_contains_now(f tlbf, item "any")
+    RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_contains_now(tlbf, "any") IS
+    'was item added within the span before now()? (the @> operator)';
+
+CREATE OPERATOR @> (
+    LEFTARG = tlbf,
+    RIGHTARG = "any",
+    FUNCTION = tlbf_contains_now
+);
+
+CREATE FUNCTION tlbf_retire(f tlbf, at timestamptz DEFAULT now())
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_retire(tlbf, timestamptz) IS
+    'the filter without its slices expired at at; answers from at on are unchanged';
+
+-- STABLE: its times follow TimeZone, its numbers extra_float_digits.
+CREATE FUNCTION tlbf_info(f tlbf, at timestamptz DEFAULT now())
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_info(tlbf, timestamptz) IS
+    'parameters, size and slices of the filter, with liveness judged at at';
+
+
+-- Union, and aggregates that build a filter over a query (1.1).
+
+CREATE FUNCTION tlbf_union(a tlbf, b tlbf) RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_union(tlbf, tlbf) IS
+    'every key either filter holds, at any time; the filters must share span and hash scheme';
+
+CREATE OPERATOR || (
+    LEFTARG = tlbf,
+    RIGHTARG = tlbf,
+    FUNCTION = tlbf_union
+);
+
+-- The aggregates' support functions.  The transition functions are not
+-- STRICT because the state is created on the first row; they skip rows
+-- with a NULL item or time themselves.
+CREATE FUNCTION tlbf_agg_trans(internal, item "any", at timestamptz, span interval)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_trans(internal, item "any", at timestamptz, span interval,
+                               error_rate float8)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_union_agg_trans(internal, tlbf)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_final(internal)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_combine(internal, internal)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_serialize(internal)
+    RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_deserialize(bytea, internal)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE tlbf_agg(item "any", at timestamptz, span interval) (
+    SFUNC = tlbf_agg_trans,
+    STYPE = internal,
+    SSPACE = 16384,
+    FINALFUNC = tlbf_agg_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = tlbf_agg_combine,
+    SERIALFUNC = tlbf_agg_serialize,
+    DESERIALFUNC = tlbf_agg_deserialize,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE tlbf_agg(item "any", at timestamptz, span interval, error_rate float8) (
+    SFUNC = tlbf_agg_trans,
+    STYPE = internal,
+    SSPACE = 16384,
+    FINALFUNC = tlbf_agg_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = tlbf_agg_combine,
+    SERIALFUNC = tlbf_agg_serialize,
+    DESERIALFUNC = tlbf_agg_deserialize,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_agg("any", timestamptz, interval) IS
+    'a filter holding every item, seen at its time, for span';
+COMMENT ON AGGREGATE tlbf_agg("any", timestamptz, interval, float8) IS
+    'a filter holding every item, seen at its time, for span, at error_rate';
+
+CREATE AGGREGATE tlbf_union_agg(tlbf) (
+    SFUNC = tlbf_union_agg_trans,
+    STYPE = internal,
+    SSPACE = 16384,
+    FINALFUNC = tlbf_agg_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = tlbf_agg_combine,
+    SERIALFUNC = tlbf_agg_serialize,
+    DESERIALFUNC = tlbf_agg_deserialize,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_union_agg(tlbf) IS
+    'every key any of the filters holds, at any time';
+
+
+-- Retiring stale slices of stored filters, by a background worker or by hand (1.2).
+
+CREATE FUNCTION tlbf_retirable(f tlbf, at timestamptz DEFAULT now())
+    RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_retirable(tlbf, timestamptz) IS
+    'would tlbf_retire(f, at) drop any slice? (reads only the slice directory)';
+
+-- The columns the maintenance worker looks after.  pg_dump carries its
+-- rows.  Anyone may read it; only a table's owner may add or remove its
+-- rows, and anyone may remove rows of tables that no longer exist.
+CREATE TABLE tlbf_maintained (
+    tbl regclass NOT NULL,
+    col name NOT NULL,
+    PRIMARY KEY (tbl, col)
+);
+
+COMMENT ON TABLE tlbf_maintained IS
+    'tlbf columns whose expired slices the maintenance worker retires (see tlbf_maintain)';
+
+SELECT pg_catalog.pg_extension_config_dump('tlbf_maintained', '');
+
+ALTER TABLE tlbf_maintained ENABLE ROW LEVEL SECURITY;
+GRANT SELECT, INSERT, DELETE ON tlbf_maintained TO PUBLIC;
+CREATE POLICY anyone_reads ON tlbf_maintained FOR SELECT USING (true);
+CREATE POLICY owners_register ON tlbf_maintained FOR INSERT
+    WITH CHECK (pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                        WHERE oid OPERATOR(pg_catalog.=) tbl), 'USAGE'));
+CREATE POLICY owners_unregister ON tlbf_maintained FOR DELETE
+    USING (NOT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) tbl)
+           OR pg_catalog.pg_has_role((SELECT relowner FROM pg_catalog.pg_class
+                                      WHERE oid OPERATOR(pg_catalog.=) tbl), 'USAGE'));
+
+-- Checks shared by tlbf_maintain and tlbf_unmaintain.
+CREATE FUNCTION tlbf_check_maintainable(tbl regclass, col name) RETURNS void
+    LANGUAGE plpgsql STABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    col_type oid;
+BEGIN
+    IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF (SELECT relkind FROM pg_class WHERE oid = tbl) <> 'r' THEN
+        RAISE EXCEPTION '% is not a table', tbl
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Register each partition of a partitioned table.';
+    END IF;
+    SELECT atttypid INTO col_type FROM pg_attribute
+    WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF col_type <> '@extschema@.tlbf'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is not of type tlbf', col, tbl
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+END $$;
+
+CREATE FUNCTION tlbf_maintain(tbl regclass, col name) RETURNS void
+    LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM @extschema@.tlbf_check_maintainable(tbl, col);
+    INSERT INTO @extschema@.tlbf_maintained VALUES (tbl, col) ON CONFLICT DO NOTHING;
+END $$;
+
+COMMENT ON FUNCTION tlbf_maintain(regclass, name) IS
+    'let the maintenance worker retire the expired slices of this tlbf column (table owner only)';
+
+CREATE FUNCTION tlbf_unmaintain(tbl regclass, col name) RETURNS void
+    LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    DELETE FROM @extschema@.tlbf_maintained m WHERE m.tbl = $1 AND m.col = $2;
+END $$;
+
+COMMENT ON FUNCTION tlbf_unmaintain(regclass, name) IS
+    'stop retiring the expired slices of this tlbf column (table owner only)';
+
+CREATE FUNCTION tlbf_maintenance_run(
+    OUT tbl regclass, OUT col name, OUT rows_rewritten bigint, OUT bytes_freed bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION tlbf_maintenance_run() IS
+    'one maintenance pass by hand, in this transaction, over the registered tables you may update';
+
+
+-- Named filters in shared memory, an atomic test-and-add, and a trigger that rejects recent duplicates (1.3).
+
+DO $$
+DECLARE
+    role_name name;
+    role_id oid;
+BEGIN
+    FOREACH role_name IN ARRAY ARRAY['tlbf_user', 'tlbf_admin']::name[] LOOP
+        SELECT r.oid INTO role_id FROM pg_catalog.pg_roles r
+        WHERE r.rolname OPERATOR(pg_catalog.=) role_name;
+        CONTINUE WHEN NOT FOUND;
+        IF EXISTS (SELECT FROM pg_catalog.pg_roles r
+                   WHERE r.oid OPERATOR(pg_catalog.=) role_id
+                     AND (r.rolcanlogin OR r.rolsuper OR r.rolcreaterole OR r.rolcreatedb
+                          OR r.rolreplication OR r.rolbypassrls))
+           OR EXISTS (SELECT FROM pg_catalog.pg_auth_members m
+                      WHERE m.roleid OPERATOR(pg_catalog.=) role_id
+                        AND (NOT EXISTS (SELECT FROM pg_catalog.pg_roles g
+                                         WHERE g.oid OPERATOR(pg_catalog.=) m.grantor AND g.rolsuper)
+                             OR (m.admin_option AND
+                                 NOT EXISTS (SELECT FROM pg_catalog.pg_roles a
+                                             WHERE a.oid OPERATOR(pg_catalog.=) m.member AND a.rolsuper))))
+        THEN
+            RAISE EXCEPTION 'role "%" already exists and was not made by the tlbf extension', role_name
+                USING ERRCODE = 'duplicate_object',
+                      DETAIL = 'It can log in, has special attributes, or members or ADMIN OPTION that a non-superuser granted; the extension''s grants would reach them.',
+                      HINT = format('Drop the role (DROP ROLE %I) and run CREATE EXTENSION again, or have a superuser make it safe.', role_name);
+        END IF;
+    END LOOP;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'tlbf_user') THEN
+        CREATE ROLE tlbf_user NOLOGIN;
+        COMMENT ON ROLE tlbf_user IS 'tlbf: members use shared filters (made by CREATE EXTENSION tlbf)';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'tlbf_admin') THEN
+        CREATE ROLE tlbf_admin NOLOGIN IN ROLE tlbf_user;
+        COMMENT ON ROLE tlbf_admin IS 'tlbf: members create and drop shared filters (made by CREATE EXTENSION tlbf)';
+    END IF;
+END $$;
+
+-- The saved copies of this database's shared filters, written by the
+-- background worker every tlbf.snapshot_interval and at shutdown, read back
+-- after a restart.  pg_dump carries them.
+CREATE TABLE tlbf_shared_filters (
+    name text PRIMARY KEY,
+    filter tlbf NOT NULL,
+    region_bytes bigint NOT NULL,
+    saved_at timestamptz NOT NULL
+);
+
+COMMENT ON TABLE tlbf_shared_filters IS
+    'saved copies of the shared tlbf filters of this database';
+
+SELECT pg_catalog.pg_extension_config_dump('tlbf_shared_filters', '');
+-- Only the extension's functions write it, as its owner: a row is what the
+-- server loads into shared memory.
+REVOKE ALL ON tlbf_shared_filters FROM PUBLIC;
+GRANT SELECT ON tlbf_shared_filters TO tlbf_admin;
+-- Stored uncompressed: the bits do not compress, and trying took 5x
+-- longer than writing them (a crash loses one snapshot interval plus one
+-- save).
+ALTER TABLE tlbf_shared_filters ALTER COLUMN filter SET STORAGE EXTERNAL;
+
+CREATE FUNCTION tlbf_shared_create(name text, span interval,
+                                   error_rate float8 DEFAULT 0.01,
+                                   capacity bigint DEFAULT 100000)
+    RETURNS void
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION tlbf_shared_drop(name text)
+    RETURNS void
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION tlbf_shared_rebuild(name text, query text)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- VOLATILE: the answers change as other sessions add keys.
+CREATE FUNCTION tlbf_shared_add(name text, item "any", at timestamptz DEFAULT now())
+    RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION tlbf_shared_contains(name text, item "any", at timestamptz DEFAULT now())
+    RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_shared_get(name text)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_shared_list(OUT name text, OUT info jsonb)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION tlbf_reject_recent()
+    RETURNS trigger
+    AS 'MODULE_PATHNAME' LANGUAGE C;
+
+COMMENT ON FUNCTION tlbf_shared_create(text, interval, float8, bigint) IS
+    'a named filter in shared memory, for every session of this database (tlbf_admin)';
+COMMENT ON FUNCTION tlbf_shared_drop(text) IS
+    'drop a named shared filter and its saved copy (tlbf_admin)';
+COMMENT ON FUNCTION tlbf_shared_rebuild(text, text) IS
+    'add every (key, time) row of a query to a shared filter, e.g. after a crash (tlbf_admin)';
+COMMENT ON FUNCTION tlbf_shared_add(text, "any", timestamptz) IS
+    'add item to a shared filter; true when it was not already present (atomic)';
+COMMENT ON FUNCTION tlbf_shared_contains(text, "any", timestamptz) IS
+    'was item added to the shared filter within its span before at?';
+COMMENT ON FUNCTION tlbf_shared_get(text) IS
+    'a consistent copy of a shared filter as a tlbf value';
+COMMENT ON FUNCTION tlbf_shared_list() IS
+    'the shared filters of this database, with tlbf_info';
+COMMENT ON FUNCTION tlbf_reject_recent() IS
+    'BEFORE INSERT trigger: skip (or with ''error'', refuse) rows whose key a shared filter saw within its span';
+
+REVOKE EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint),
+                           tlbf_shared_drop(text),
+                           tlbf_shared_rebuild(text, text),
+                           tlbf_shared_add(text, "any", timestamptz),
+                           tlbf_shared_contains(text, "any", timestamptz),
+                           tlbf_shared_get(text),
+                           tlbf_shared_list(),
+                           tlbf_reject_recent()
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint),
+                          tlbf_shared_drop(text),
+                          tlbf_shared_rebuild(text, text)
+    TO tlbf_admin;
+GRANT EXECUTE ON FUNCTION tlbf_shared_add(text, "any", timestamptz),
+                          tlbf_shared_contains(text, "any", timestamptz),
+                          tlbf_shared_get(text),
+                          tlbf_shared_list(),
+                          tlbf_reject_recent()
+    TO tlbf_user;
+
+
+-- What maintenance passes did, per registered column (1.4): written by the
+-- passes (as the table's owner), read through tlbf_maintenance_status.
+-- Not dumped: it describes this server's passes.
+CREATE TABLE tlbf_maintenance_stats (
+    tbl regclass NOT NULL,
+    col name NOT NULL,
+    last_pass timestamptz,
+    rows_rewritten bigint NOT NULL DEFAULT 0,
+    bytes_freed bigint NOT NULL DEFAULT 0,
+    last_error text,
+    last_error_at timestamptz,
+    PRIMARY KEY (tbl, col)
+);
+REVOKE ALL ON tlbf_maintenance_stats FROM PUBLIC;
+
+CREATE VIEW tlbf_maintenance_status AS
+SELECT m.tbl, m.col, s.last_pass,
+       COALESCE(s.rows_rewritten, 0) AS rows_rewritten,
+       COALESCE(s.bytes_freed, 0) AS bytes_freed,
+       s.last_error, s.last_error_at
+FROM @extschema@.tlbf_maintained m
+LEFT JOIN @extschema@.tlbf_maintenance_stats s
+       ON s.tbl::pg_catalog.oid OPERATOR(pg_catalog.=) m.tbl::pg_catalog.oid
+      AND s.col OPERATOR(pg_catalog.=) m.col
+-- a table's last error may quote its rows: only for those who may read it
+WHERE pg_catalog.has_table_privilege(m.tbl::pg_catalog.oid, 'SELECT');
+GRANT SELECT ON tlbf_maintenance_status TO PUBLIC;
+
+COMMENT ON VIEW tlbf_maintenance_status IS
+    'per registered tlbf column you may read: the last maintenance pass, rows rewritten and bytes freed so far, the last error';
