@@ -21,7 +21,7 @@ if ! scripts/cluster.sh make -s installcheck; then
     exit 1
 fi
 
-echo "== tests that need the preloaded library (isolation; worker off)"
+echo "== tests that need the preloaded library (pg_regress and isolation; worker off)"
 if ! make -s installcheck-preload; then
     for f in output_preload/regression.diffs output_iso/regression.diffs; do
         [ -f "$f" ] && cat "$f"
@@ -35,6 +35,6 @@ scripts/fuzz.sh --smoke
 echo "== evaluation harness, smoke run"
 scripts/eval.sh --smoke
 
-echo "== TAP tests (multi-node, worker, shared filters, dump and restore, load)"
+echo "== TAP tests (multi-node, worker, shared filters, dump and restore, load, server-side security)"
 scripts/as_test_user.sh make -s tap
 echo "== all tests passed"

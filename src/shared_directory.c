@@ -660,6 +660,19 @@ tlbf_directory_changed(void)
 	return changed;
 }
 
+/* Does shared memory hold a filter 'name' of this database, seen or not? */
+bool
+tlbf_directory_holds(const char *name)
+{
+	bool		held;
+
+	tlbf_directory_require();
+	LWLockAcquire(directory_lock(), LW_SHARED);
+	held = name_taken(name);
+	LWLockRelease(directory_lock());
+	return held;
+}
+
 /* How many slots were freed so far (see tlbf_directory_install). */
 uint64
 tlbf_directory_drops(void)

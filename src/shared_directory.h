@@ -65,6 +65,7 @@ extern void tlbf_directory_create(const char *name, const Tlbf *initial, Size re
 extern bool tlbf_directory_drop(const char *name);
 extern List *tlbf_directory_names(void);
 extern List *tlbf_directory_changed(void);
+extern bool tlbf_directory_holds(const char *name);
 extern uint64 tlbf_directory_drops(void);
 extern InstallResult tlbf_directory_install(const char *name, const Tlbf *filter,
 											Size region, uint64 drops_seen);

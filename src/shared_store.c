@@ -131,7 +131,7 @@ open_snapshot_table(void)
  * after a WARNING if any field is bad.
  */
 static bool
-read_row(HeapTuple tuple, TupleDesc desc, SavedFilter *saved)
+read_row(HeapTuple tuple, TupleDesc desc, bool skip_held, SavedFilter *saved)
 {
 	bool		isnull;
 	Datum		name = heap_getattr(tuple, SNAPSHOT_NAME, desc, &isnull);
@@ -152,6 +152,9 @@ read_row(HeapTuple tuple, TupleDesc desc, SavedFilter *saved)
 								NAMEDATALEN - 1, strlen(saved->name)));
 		return false;
 	}
+	/* a filter shared memory has would not be loaded: leave its bytes */
+	if (skip_held && tlbf_directory_holds(saved->name))
+		return false;
 	value = heap_getattr(tuple, SNAPSHOT_FILTER, desc, &isnull);
 	if (isnull)
 	{
@@ -179,10 +182,11 @@ read_row(HeapTuple tuple, TupleDesc desc, SavedFilter *saved)
 
 /*
  * This database's saved filters whose rows pass every check, read with
- * 'snapshot' (NULL: a fresh catalog snapshot).
+ * 'snapshot' (NULL: a fresh catalog snapshot); those shared memory holds
+ * already are left out if 'skip_held'.
  */
 static List *
-read_saved(Snapshot snapshot)
+read_saved(Snapshot snapshot, bool skip_held)
 {
 	Relation	rel = open_snapshot_table();
 	SysScanDesc scan;
@@ -196,7 +200,7 @@ read_saved(Snapshot snapshot)
 	{
 		SavedFilter *row = palloc(sizeof(SavedFilter));
 
-		if (read_row(tuple, RelationGetDescr(rel), row))
+		if (read_row(tuple, RelationGetDescr(rel), skip_held, row))
 			saved = lappend(saved, row);
 	}
 	systable_endscan(scan);
@@ -224,7 +228,7 @@ tlbf_store_load(void)
 
 		/* a snapshot taken now, whatever the transaction's isolation */
 		InvalidateCatalogSnapshot();
-		saved = read_saved(NULL);
+		saved = read_saved(NULL, true);
 		foreach(cell, saved)
 		{
 			SavedFilter *row = lfirst(cell);
@@ -513,7 +517,7 @@ tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name)
 List *
 tlbf_store_saved_filters(void)
 {
-	return read_saved(GetActiveSnapshot());
+	return read_saved(GetActiveSnapshot(), false);
 }
 
 /*

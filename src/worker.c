@@ -17,15 +17,18 @@
  * to run while another session is connected.  So while connected, a
  * worker holds a session lock on its database that new connections do not
  * conflict with but those commands do: they queue behind it, the worker
- * sees them waiting (within YIELD_CHECK_MS, or after the batch it is on),
- * saves its shared filters, lets go and leaves, and they go on.  Aborting
+ * sees them waiting (within YIELD_CHECK_MS, or before its next batch),
+ * saves its shared filters, lets go and leaves, and they go on.  During a
+ * batch, which runs a table owner's code, the lock is let go (see
+ * batch_starts).  Aborting
  * a transaction releases session locks too (PostgreSQL's
  * ProcReleaseLocks), so after every error the lock is taken again, or the
  * worker leaves if it cannot have it.
  *
  * Both handle SIGHUP (reload the configuration) and SIGTERM (finish and
- * exit), process interrupts and barriers (CHECK_FOR_INTERRUPTS) whenever
- * they wake, and leave when the postmaster dies.
+ * exit; a batch in progress is cancelled), process interrupts and barriers
+ * (CHECK_FOR_INTERRUPTS) whenever they wake, and leave when the postmaster
+ * dies.  A database's own settings are overridden (override_database_settings).
  *
  *-------------------------------------------------------------------------
  */
