@@ -59,3 +59,45 @@ COMMENT ON VIEW tlbf_maintenance_status IS
 -- another session, which IMMUTABLE (1.0) promised they would not (an
 -- expression index or a constant-folded plan would keep a stale text).
 ALTER FUNCTION tlbf_info(tlbf, timestamptz) STABLE;
+
+-- Beyond yes and no: when a key was last added, and how likely a "yes" is
+-- true (docs/inference.md).  IMMUTABLE: they read only their arguments.
+CREATE FUNCTION tlbf_last_seen(f tlbf, item "any", at timestamptz DEFAULT now())
+    RETURNS tstzrange
+    AS 'MODULE_PATHNAME', 'tlbf_last_seen_range' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_last_seen(tlbf, "any", timestamptz) IS
+    'the interval in which item was last added; NULL if the filter says it was not added within the span before at';
+
+-- Not STRICT: a NULL within means the span.
+CREATE FUNCTION tlbf_probability(f tlbf, item "any", at timestamptz DEFAULT now(),
+                                 within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
+    RETURNS float8
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_probability(tlbf, "any", timestamptz, interval, float8) IS
+    'the probability that item was added within within (default: the span) before at, given the bits read and the prior';
+
+-- VOLATILE: the answers change as other sessions add keys.
+CREATE FUNCTION tlbf_shared_last_seen(name text, item "any", at timestamptz DEFAULT now())
+    RETURNS tstzrange
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_shared_probability(name text, item "any", at timestamptz DEFAULT now(),
+                                        within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
+    RETURNS float8
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz) IS
+    'as tlbf_last_seen, for a shared filter';
+COMMENT ON FUNCTION tlbf_shared_probability(text, "any", timestamptz, interval, float8) IS
+    'as tlbf_probability, for a shared filter';
+
+REVOKE EXECUTE ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz),
+                           tlbf_shared_probability(text, "any", timestamptz, interval, float8)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz),
+                          tlbf_shared_probability(text, "any", timestamptz, interval, float8)
+    TO tlbf_user;
+
+COMMENT ON FUNCTION tlbf_reject_recent() IS
+    'BEFORE INSERT trigger: skip (or with ''error'', refuse) rows whose key a shared filter saw within its span (with ''threshold=P'', only when the probability of that is at least P)';

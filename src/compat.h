@@ -32,4 +32,13 @@
 #define TlbfLockHeldByMe(tag, mode)	LockHeldByMe((tag), (mode))
 #endif
 
+/* 16 gave make_range a soft-error context */
+#if PG_VERSION_NUM >= 160000
+#define tlbf_make_range(typcache, lower, upper) \
+	make_range((typcache), (lower), (upper), false, NULL)
+#else
+#define tlbf_make_range(typcache, lower, upper) \
+	make_range((typcache), (lower), (upper), false)
+#endif
+
 #endif							/* TLBF_COMPAT_H */

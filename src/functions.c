@@ -134,13 +134,8 @@ tlbf_contains_within(PG_FUNCTION_ARGS)
 {
 	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
-	int64		within = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(3), "within");
+	int64		within = tlbf_window_arg(fcinfo, 3, f);
 
-	if (within > f->span)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("within must not be longer than the filter's span"),
-				 errhint("The filter forgets keys older than its span; build it with a longer span.")));
 	PG_RETURN_BOOL(tlbf_query(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, within));
 }
 

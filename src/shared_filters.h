@@ -12,6 +12,7 @@
 
 /* shared_functions.c */
 extern bool tlbf_shared_insert(const char *name, const TlbfHash *hashes,
-							   const TlbfTime *times, int n);
+							   const TlbfTime *times, int n,
+							   double prior, double *posterior);
 
 #endif							/* TLBF_SHARED_FILTERS_H */

@@ -30,6 +30,8 @@ PG_FUNCTION_INFO_V1(tlbf_shared_contains);
 PG_FUNCTION_INFO_V1(tlbf_shared_get);
 PG_FUNCTION_INFO_V1(tlbf_shared_list);
 PG_FUNCTION_INFO_V1(tlbf_shared_rebuild);
+PG_FUNCTION_INFO_V1(tlbf_shared_last_seen);
+PG_FUNCTION_INFO_V1(tlbf_shared_probability);
 
 #define REBUILD_BATCH 1000
 
@@ -89,10 +91,13 @@ tlbf_shared_drop(PG_FUNCTION_ARGS)
 /*
  * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name',
  * under one exclusive lock.  Returns whether the first key was absent
- * before: the test and the insertion are one atomic step.
+ * before: the test and the insertion are one atomic step.  With
+ * 'posterior' set, it also gets the probability, before the insertion,
+ * that the first key was added within the span (given 'prior').
  */
 bool
-tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n)
+tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
+				   double prior, double *posterior)
 {
 	SharedFilterRef ref;
 	TlbfMemory	memory;
@@ -110,6 +115,10 @@ tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *tim
 	/* the insertion's cache misses overlap the query's */
 	tlbf_prefetch_insert(ref.filter, hashes[0]);
 	absent = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span);
+	if (posterior != NULL)
+		*posterior = absent ? 0.0 :
+			tlbf_posterior(ref.filter, hashes[0], times[0], ref.filter->span, prior,
+						   tlbf_inference_scratch(ref.filter));
 	for (int i = 0; i < n && status == TLBF_OK; i++)
 		status = tlbf_insert(&ref.filter, &memory, hashes[i], times[i]);
 	tlbf_directory_count_change(&ref);
@@ -134,7 +143,29 @@ tlbf_shared_add(PG_FUNCTION_ARGS)
 	TlbfHash	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 
-	PG_RETURN_BOOL(tlbf_shared_insert(name, &hash, &at, 1));
+	PG_RETURN_BOOL(tlbf_shared_insert(name, &hash, &at, 1, 0.0, NULL));
+}
+
+/*
+ * Open a filter to read it: shared memory, or during recovery its saved
+ * copy (ref->filter set, no lock held: *from_saved true).
+ */
+static Tlbf *
+open_for_reading(FunctionCallInfo fcinfo, const char *name, SharedFilterRef *ref,
+				 bool *from_saved)
+{
+	*from_saved = RecoveryInProgress();
+	if (*from_saved)
+		return tlbf_store_saved_filter(fcinfo, name);
+	tlbf_store_open(name, LW_SHARED, ref);
+	return ref->filter;
+}
+
+static void
+close_after_reading(SharedFilterRef *ref, bool from_saved)
+{
+	if (!from_saved)
+		tlbf_directory_close(ref);
 }
 
 Datum
@@ -144,18 +175,61 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	TlbfHash	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 	SharedFilterRef ref;
-	Tlbf	   *saved;
+	bool		from_saved;
+	Tlbf	   *f = open_for_reading(fcinfo, name, &ref, &from_saved);
+	bool		found = tlbf_query(f, hash, at, f->span);
+
+	close_after_reading(&ref, from_saved);
+	PG_RETURN_BOOL(found);
+}
+
+/* tlbf_shared_last_seen(name, item, at): as tlbf_last_seen. */
+Datum
+tlbf_shared_last_seen(PG_FUNCTION_ARGS)
+{
+	char	   *name = filter_name(fcinfo, 0);
+	TlbfHash	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+	SharedFilterRef ref;
+	bool		from_saved;
+	Tlbf	   *f = open_for_reading(fcinfo, name, &ref, &from_saved);
+	TlbfTime	lower,
+				upper;
 	bool		found;
 
-	if (RecoveryInProgress())
-	{
-		saved = tlbf_store_saved_filter(fcinfo, name);
-		PG_RETURN_BOOL(tlbf_query(saved, hash, at, saved->span));
-	}
-	tlbf_store_open(name, LW_SHARED, &ref);
-	found = tlbf_query(ref.filter, hash, at, ref.filter->span);
-	tlbf_directory_close(&ref);
-	PG_RETURN_BOOL(found);
+	found = tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper);
+	close_after_reading(&ref, from_saved);
+	if (!found)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(tlbf_time_range(lower, upper));
+}
+
+/* tlbf_shared_probability(name, item, at, within, prior): as tlbf_probability. */
+Datum
+tlbf_shared_probability(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	TlbfHash	hash;
+	TlbfTime	at;
+	double		prior;
+	SharedFilterRef ref;
+	bool		from_saved;
+	Tlbf	   *f;
+	int64		window;
+	double		p;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
+		PG_RETURN_NULL();
+	name = filter_name(fcinfo, 0);
+	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
+	at = tlbf_time_arg(fcinfo, 2);
+	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
+	f = open_for_reading(fcinfo, name, &ref, &from_saved);
+	/* (an error releases the filter's locks with the transaction) */
+	window = tlbf_window_arg(fcinfo, 3, f);
+	p = tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f));
+	close_after_reading(&ref, from_saved);
+	PG_RETURN_FLOAT8(p);
 }
 
 /* A copy of a filter, as a value of its own. */
@@ -176,13 +250,10 @@ tlbf_shared_get(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
 	SharedFilterRef ref;
-	Tlbf	   *copy;
+	bool		from_saved;
+	Tlbf	   *copy = copy_of(open_for_reading(fcinfo, name, &ref, &from_saved));
 
-	if (RecoveryInProgress())
-		PG_RETURN_POINTER(copy_of(tlbf_store_saved_filter(fcinfo, name)));
-	tlbf_store_open(name, LW_SHARED, &ref);
-	copy = copy_of(ref.filter);
-	tlbf_directory_close(&ref);
+	close_after_reading(&ref, from_saved);
 	PG_RETURN_POINTER(copy);
 }
 
@@ -328,7 +399,7 @@ tlbf_shared_rebuild(PG_FUNCTION_ARGS)
 		SPI_freetuptable(SPI_tuptable);
 		if (n == 0)
 			continue;
-		(void) tlbf_shared_insert(name, hashes, times, n);
+		(void) tlbf_shared_insert(name, hashes, times, n, 0.0, NULL);
 		added += n;
 	}
 	SPI_cursor_close(cursor);

@@ -7,8 +7,12 @@
  *	  CREATE TRIGGER no_repeat_clicks BEFORE INSERT ON clicks
  *	  FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'user_id', 'ad_id');
  *
- * Arguments: an optional 'error' (raise 23505 instead of skipping the row),
- * the filter's name, then one or more columns that together make the key.
+ * Arguments: options first, then the filter's name, then one or more
+ * columns that together make the key.  Options: 'error' (raise 23505
+ * instead of skipping the row); 'threshold=P' (skip or refuse a row only
+ * when the probability that its key was really added within the span, as
+ * tlbf_probability gives it, is at least P; default 0: every "yes");
+ * 'prior=Q' (the prior probability for that, default 0.5).
  * NULL is a value like any other.  A key of one non-NULL column hashes as
  * tlbf_shared_add(filter, value) does, so tlbf_shared_contains() finds it;
  * tlbf_shared_rebuild() combines several key columns as the trigger does.
@@ -17,6 +21,8 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_filters.h"
+
+#include <math.h>
 
 #include "access/xact.h"
 #include "commands/trigger.h"
@@ -33,11 +39,28 @@ typedef struct TriggerPlan
 {
 	Oid			trigger;
 	bool		raise;			/* 'error': raise instead of skipping */
+	double		threshold;		/* reject when the posterior reaches it */
+	double		prior;
 	char		filter[NAMEDATALEN];
 	int			ncolumns;
 	AttrNumber *columns;
 	ItemHasher **hashers;
 } TriggerPlan;
+
+/* The value of a trigger option that is a probability, checked. */
+static double
+probability_option(const char *option, const char *value)
+{
+	char	   *end;
+	double		p = strtod(value, &end);
+
+	if (end == value || *end != '\0' || isnan(p) || p < 0.0 || p > 1.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid tlbf_reject_recent option \"%s\"", option),
+				 errdetail("A threshold and a prior are probabilities, between 0 and 1.")));
+	return p;
+}
 
 static TriggerPlan *
 plan_for(FunctionCallInfo fcinfo, TriggerData *data)
@@ -53,13 +76,25 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 
 	plan = MemoryContextAllocZero(context, sizeof(TriggerPlan));
 	plan->trigger = trigger->tgoid;
-	plan->raise = trigger->tgnargs > 0 && strcmp(trigger->tgargs[0], "error") == 0;
-	first = plan->raise ? 1 : 0;
+	plan->prior = 0.5;
+	for (first = 0; first < trigger->tgnargs; first++)
+	{
+		const char *option = trigger->tgargs[first];
+
+		if (strcmp(option, "error") == 0)
+			plan->raise = true;
+		else if (strncmp(option, "threshold=", 10) == 0)
+			plan->threshold = probability_option(option, option + 10);
+		else if (strncmp(option, "prior=", 6) == 0)
+			plan->prior = probability_option(option, option + 6);
+		else
+			break;
+	}
 	if (trigger->tgnargs < first + 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tlbf_reject_recent needs a filter name and at least one column"),
-				 errhint("EXECUTE FUNCTION tlbf_reject_recent(['error',] 'filter', 'column' [, ...])")));
+				 errhint("EXECUTE FUNCTION tlbf_reject_recent(['error',] ['threshold=P',] ['prior=Q',] 'filter', 'column' [, ...])")));
 	if (strlen(trigger->tgargs[first]) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
@@ -126,6 +161,7 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	TlbfHash	hash;
 	TlbfTime	now = GetCurrentTransactionStartTimestamp();
+	double		posterior = 0.0;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		!TRIGGER_FIRED_BEFORE(data->tg_event) ||
@@ -140,7 +176,9 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	desc = RelationGetDescr(data->tg_relation);
 	hash = key_hash(plan, data->tg_trigtuple, desc);
 
-	if (tlbf_shared_insert(plan->filter, &hash, &now, 1))
+	if (tlbf_shared_insert(plan->filter, &hash, &now, 1, plan->prior,
+						   plan->threshold > 0 ? &posterior : NULL) ||
+		(plan->threshold > 0 && posterior < plan->threshold))
 		return PointerGetDatum(data->tg_trigtuple);
 	if (plan->raise)
 		ereport(ERROR,

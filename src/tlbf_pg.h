@@ -68,6 +68,12 @@ extern void tlbf_check_create_params(TlbfParams *params);
 /* info.c */
 extern Datum tlbf_info_jsonb(const Tlbf *f, TlbfTime at);
 
+/* inference.c */
+extern bool *tlbf_inference_scratch(const Tlbf *f);
+extern Datum tlbf_time_range(TlbfTime lower, TlbfTime upper);
+extern double tlbf_check_prior(double prior);
+extern int64 tlbf_window_arg(FunctionCallInfo fcinfo, int argno, const Tlbf *f);
+
 /* union.c */
 extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
 

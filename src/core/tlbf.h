@@ -106,6 +106,12 @@ extern void tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash);
 extern bool tlbf_query(const Tlbf *f, TlbfHash hash, TlbfTime at,
 					   int64_t window);
 
+/* infer.c (scratch: 2 * nslices bools) */
+extern bool tlbf_last_seen(const Tlbf *f, TlbfHash hash, TlbfTime at, int64_t window,
+						   bool *scratch, TlbfTime *lower, TlbfTime *upper);
+extern double tlbf_posterior(const Tlbf *f, TlbfHash hash, TlbfTime at, int64_t window,
+							 double prior, bool *scratch);
+
 /* retire.c */
 extern bool tlbf_is_expired(const TlbfSlice *s, TlbfTime at, int64_t window);
 extern uint32_t tlbf_retirable_slices(const Tlbf *f, TlbfTime at);

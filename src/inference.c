@@ -1,0 +1,118 @@
+/*-------------------------------------------------------------------------
+ *
+ * inference.c
+ *	  What a filter says about a key beyond yes and no, in SQL:
+ *	  tlbf_last_seen (when was it last added) and tlbf_probability (how
+ *	  likely a "yes" is true).  The core computes both (core/infer.c); the
+ *	  derivation is in docs/inference.md.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/rangetypes.h"
+#include "utils/typcache.h"
+
+PG_FUNCTION_INFO_V1(tlbf_last_seen_range);
+PG_FUNCTION_INFO_V1(tlbf_probability);
+
+/* The core's scratch space for a filter's slices. */
+bool *
+tlbf_inference_scratch(const Tlbf *f)
+{
+	return palloc(2 * (Size) f->nslices + 1);
+}
+
+/*
+ * [lower, upper] as a tstzrange; a lower bound of TLBF_NEVER is left open
+ * (-infinity).
+ */
+Datum
+tlbf_time_range(TlbfTime lower, TlbfTime upper)
+{
+	TypeCacheEntry *typcache = lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO);
+	RangeBound	low = {0},
+				high = {0};
+
+	low.val = TimestampTzGetDatum(lower);
+	low.infinite = lower == TLBF_NEVER;
+	low.inclusive = !low.infinite;
+	low.lower = true;
+	high.val = TimestampTzGetDatum(upper);
+	high.inclusive = true;
+	high.lower = false;
+	return RangeTypePGetDatum(tlbf_make_range(typcache, &low, &high));
+}
+
+/* A prior probability from SQL: in [0, 1]. */
+double
+tlbf_check_prior(double prior)
+{
+	if (isnan(prior) || prior < 0.0 || prior > 1.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("prior must be between 0 and 1"),
+				 errhint("It is the probability, before the filter is read, that the key was added within the window.")));
+	return prior;
+}
+
+/* A window from SQL: NULL is the filter's span; longer is refused. */
+int64
+tlbf_window_arg(FunctionCallInfo fcinfo, int argno, const Tlbf *f)
+{
+	int64		within;
+
+	if (PG_ARGISNULL(argno))
+		return f->span;
+	within = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(argno), "within");
+	if (within > f->span)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("within must not be longer than the filter's span"),
+				 errhint("The filter forgets keys older than its span; build it with a longer span.")));
+	return within;
+}
+
+/*
+ * tlbf_last_seen(f, item, at): the interval in which item was last added,
+ * NULL if the filter says it was not added within the span before at.
+ */
+Datum
+tlbf_last_seen_range(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+	TlbfTime	lower,
+				upper;
+
+	if (!tlbf_last_seen(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, f->span,
+						tlbf_inference_scratch(f), &lower, &upper))
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(tlbf_time_range(lower, upper));
+}
+
+/*
+ * tlbf_probability(f, item, at, within, prior): the probability that item
+ * was added within 'within' (NULL: the span) before at, given the bits the
+ * query reads and the prior probability that it was.
+ */
+Datum
+tlbf_probability(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f;
+	TlbfTime	at;
+	int64		window;
+	double		prior;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
+		PG_RETURN_NULL();
+	f = tlbf_arg_readonly(fcinfo, 0);
+	at = tlbf_time_arg(fcinfo, 2);
+	window = tlbf_window_arg(fcinfo, 3, f);
+	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
+	PG_RETURN_FLOAT8(tlbf_posterior(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, window,
+									prior, tlbf_inference_scratch(f)));
+}
