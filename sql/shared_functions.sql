@@ -21,6 +21,35 @@ SELECT outcome($$SELECT tlbf_shared_rebuild('rebuilt', 'DELETE FROM rebuild_sour
 SELECT tlbf_shared_rebuild('rebuilt', 'DELETE FROM rebuild_source WHERE k > 90 RETURNING k, at');
 SELECT count(*) AS rows_left FROM rebuild_source;
 
+-- when a key was last added, and how sure a "yes" is (as for a tlbf value)
+SELECT tlbf_shared_last_seen('rebuilt', 5) @> (SELECT at FROM rebuild_source WHERE k = 5) AS range_holds_it,
+       tlbf_shared_last_seen('rebuilt', -5) IS NULL AS absent_is_null,
+       tlbf_shared_probability('rebuilt', 5) > 0.99 AS present_near_certain,
+       tlbf_shared_probability('rebuilt', -5) AS absent_is_zero,
+       tlbf_shared_probability('rebuilt', 5, prior => NULL) IS NULL AS null_prior;
+SELECT outcome($$SELECT tlbf_shared_probability('rebuilt', 5, now(), '2 hours')$$);
+SELECT outcome($$SELECT tlbf_shared_last_seen('no such filter', 5)$$);
+
+-- the trigger's threshold: a row is skipped only when the probability that
+-- its key is a recent duplicate reaches it (prior 0: never)
+CREATE TABLE clicks (k int);
+SELECT tlbf_shared_create('clicks', '1 hour');
+CREATE TRIGGER sure BEFORE INSERT ON clicks
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('threshold=0.5', 'clicks', 'k');
+INSERT INTO clicks VALUES (1), (1), (2);
+SELECT count(*) AS rows_after_threshold_half FROM clicks;
+DROP TRIGGER sure ON clicks;
+CREATE TRIGGER never_sure BEFORE INSERT ON clicks
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('error', 'threshold=0.5', 'prior=0', 'clicks', 'k');
+INSERT INTO clicks VALUES (1), (1);
+SELECT count(*) AS rows_after_prior_zero FROM clicks;
+DROP TRIGGER never_sure ON clicks;
+CREATE TRIGGER bad BEFORE INSERT ON clicks
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('threshold=2', 'clicks', 'k');
+SELECT outcome($$INSERT INTO clicks VALUES (3)$$);
+DROP TABLE clicks;
+SELECT tlbf_shared_drop('clicks');
+
 -- a filter larger than shared memory: the size it would need, as computed
 SELECT outcome($$SELECT tlbf_shared_create('huge', '1 hour', 0.01, 1099511627776)$$);
 SELECT outcome($$SELECT tlbf_shared_create('', '1 hour')$$);
