@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make eval: the Time-limited Bloom Filter paper's experiments and the
-# comparison with other sliding-window filters at equal memory, from the
-# core library; CSV and PNG files in docs/eval (see test/eval/README.md).
+# make eval: the Time-limited Bloom Filter paper's experiments, the
+# comparison with other sliding-window filters at equal memory and the
+# inference experiment (posterior, penalties, last seen), from the core
+# library; CSV and PNG files in docs/eval (see test/eval/README.md).
 #
 #   scripts/eval.sh            the full run, over the committed docs/eval
 #   scripts/eval.sh --smoke    a much smaller run (well under a minute) into a
@@ -35,12 +36,19 @@ build() {
     shift
     gcc "${cflags[@]}" -o "build/eval/$out" "$@" "${core[@]}" -lm
 }
-build paper_structure test/eval/paper_structure.c
-build paper_fpr test/eval/paper_fpr.c
-build window_compare test/eval/window_compare.c test/eval/window_summary.c test/eval/compare.c \
-    test/eval/streams.c test/eval/last_seen.c test/eval/structures.c \
-    test/eval/counting_bf.c test/eval/stable_bf.c test/eval/guarded_epoch.c \
-    test/eval/continuous_bf.c test/eval/rotating_bf.c test/eval/tlbf_window.c
+structures=(test/eval/compare.c test/eval/streams.c test/eval/last_seen.c test/eval/structures.c
+    test/eval/counting_bf.c test/eval/stable_bf.c test/eval/guarded_epoch.c
+    test/eval/continuous_bf.c test/eval/rotating_bf.c test/eval/tlbf_window.c)
+# the programs build side by side; any failure stops the run
+builds=()
+build paper_structure test/eval/paper_structure.c & builds+=($!)
+build paper_fpr test/eval/paper_fpr.c & builds+=($!)
+build window_compare test/eval/window_compare.c test/eval/window_summary.c "${structures[@]}" & builds+=($!)
+build inference test/eval/inference.c test/eval/inference_queries.c test/eval/inference_measure.c \
+    test/eval/inference_report.c "${structures[@]}" & builds+=($!)
+for pid in "${builds[@]}"; do
+    wait "$pid" || { echo "== eval FAILED: a program did not build" >&2; exit 1; }
+done
 
 # --- where the results go ---------------------------------------------------
 log=${TLBF_EVAL_LOG:-../shared/data/wc98_day6_sample200k.sorted.csv.gz}
@@ -65,8 +73,9 @@ else
 fi
 
 # --- run ---------------------------------------------------------------------
-# The two paper harnesses time nothing, so they share the two cores; the
-# comparison, which measures throughput, runs alone afterwards.
+# The two paper harnesses and the inference experiment time nothing, so they
+# share the two cores; the comparison, which measures throughput, runs alone
+# afterwards.
 failed=0
 status() {
     case $1 in
@@ -79,15 +88,24 @@ echo "== TLBF paper: structure, bits per element, no false negatives (Figures 1-
 build/eval/paper_structure "${smoke[@]}" --out "$out" & structure_pid=$!
 echo "== TLBF paper: false-positive rate (Figures 4-5)"
 build/eval/paper_fpr "${smoke[@]}" --out "$out" & fpr_pid=$!
+echo "== inference: posterior calibration, penalties, last seen"
+build/eval/inference "${smoke[@]}" --out "$out" --log "$log" & inference_pid=$!
 rc=0; wait $structure_pid || rc=$?; status $rc paper_structure
 rc=0; wait $fpr_pid || rc=$?; status $rc paper_fpr
+rc=0; wait $inference_pid || rc=$?; status $rc inference
 echo "== comparison at equal memory (guarded-epoch paper's Table 1, and more)"
 rc=0; build/eval/window_compare "${smoke[@]}" --out "$out" --log "$log" || rc=$?
 status $rc window_compare
 
 echo "== plots"
-gnuplot -e "dir='$out'" test/eval/paper_figures.gp || status $? paper_figures.gp
-gnuplot -e "dir='$out'" test/eval/window_figures.gp || status $? window_figures.gp
+plots=()
+for figures in paper_figures window_figures inference_figures; do
+    gnuplot -e "dir='$out'" test/eval/$figures.gp & plots+=($!)
+done
+for figures in paper_figures window_figures inference_figures; do
+    rc=0; wait "${plots[0]}" || rc=$?; plots=("${plots[@]:1}")
+    [ $rc -eq 0 ] || status $rc $figures.gp
+done
 
 elapsed=$(( $(date +%s) - started ))
 if [ $failed -ne 0 ]; then

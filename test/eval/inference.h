@@ -1,0 +1,121 @@
+/*-------------------------------------------------------------------------
+ *
+ * inference.h
+ *	  The inference experiment (issue 17): how well tlbf_posterior's
+ *	  probabilities are calibrated, what deciding by them saves against
+ *	  plain tlbf_query when errors have per-query penalties, and how often
+ *	  tlbf_last_seen's range holds a key's last insertion.
+ *
+ *	  inference_queries.c	the query mix of every checkpoint
+ *	  inference_measure.c	one filter configuration over one stream
+ *	  inference_report.c	the CSV files and the Markdown summary
+ *	  inference.c			the driver: streams, budgets, scales
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef EVAL_INFERENCE_H
+#define EVAL_INFERENCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compare.h"
+
+#define INF_BINS		20		/* of the posterior, as in the seed's 6.1.4 */
+
+/* The kinds of queried keys, by their true last insertion. */
+typedef enum QueryKind
+{
+	KIND_LIVE,					/* within the window: at or after at - span */
+	KIND_EXPIRED,				/* within the span before that */
+	KIND_FRESH,					/* never inserted */
+	NKINDS
+} QueryKind;
+
+/* The priors given to tlbf_posterior. */
+typedef enum PriorChoice
+{
+	PRIOR_TRUE,					/* the checkpoint's true base rate */
+	PRIOR_HALF,					/* 0.5: a prior set without looking */
+	NPRIORS
+} PriorChoice;
+
+/* One query: its key, what is true about it, and what errors would cost. */
+typedef struct Query
+{
+	TlbfHash	hash;
+	uint8_t		kind;			/* QueryKind */
+	int64_t		last_time;		/* true last insertion; fresh: unused */
+	double		fp_cost;		/* penalty of a "yes" if not in the window */
+	double		fn_cost;		/* penalty of a "no" if in the window */
+} Query;
+
+/* The queries of one checkpoint (of the WindowSetup with the same index). */
+typedef struct QuerySet
+{
+	long		n;
+	long		count[NKINDS];
+	double		base_rate;		/* count[KIND_LIVE] / n */
+	Query	   *queries;
+} QuerySet;
+
+/* Calibration: positive answers binned by the posterior returned. */
+typedef struct Calibration
+{
+	long		count[INF_BINS];
+	long		in_window[INF_BINS];
+	long		by_kind[INF_BINS][NKINDS];
+	double		sum_posterior[INF_BINS];
+	double		sum_squared_error;	/* (posterior - truth)^2, positive answers */
+	double		sum_prior;		/* over every query, for the mean prior */
+} Calibration;
+
+/* Everything measured for one stream and one filter configuration. */
+typedef struct InferenceResult
+{
+	char		stream[32];
+	char		budget_label[16];	/* "8", "12", ... or "1%" */
+	double		budget;			/* bits per live item; 0 for a rate target */
+	double		error_rate;
+	int			k;
+	int			l;
+	double		bits_per_item;	/* mean over checkpoints */
+	double		span_seconds;
+	long		queries[NKINDS];
+	long		contains_yes[NKINDS];	/* tlbf_query said yes */
+	long		inconsistent;	/* query, posterior > 0, last_seen disagree */
+	long		live_missed;	/* live keys tlbf_query did not find */
+	Calibration calibration[NPRIORS];
+	double		posterior_sum[NPRIORS][NKINDS]; /* over positive answers */
+	double		penalty_contains;
+	double		penalty_posterior[NPRIORS];
+	double		penalty_prior_only;
+	long		errors_contains;
+	long		fp_posterior[NPRIORS];
+	long		fn_posterior[NPRIORS];
+	/* last seen, for live keys */
+	long		live_held;		/* the range holds the true time */
+	long		live_too_new;	/* the range lies after the true time */
+	long		live_unbounded; /* no lower bound */
+	double		median_width_seconds;	/* unbounded ranges count as infinite */
+	double		median_bounded_width_seconds;
+	long		ranges[NKINDS]; /* keys that got a range */
+} InferenceResult;
+
+/* inference_queries.c */
+extern QuerySet *inference_queries(const WindowSetup *w, long max_known,
+								   uint64_t seed);
+extern void inference_queries_free(QuerySet *sets, int n);
+
+/* inference_measure.c */
+extern void inference_measure(const WindowSetup *w, const QuerySet *sets,
+							  double error_rate, InferenceResult *out);
+extern double calibration_error(const Calibration *c, bool midpoints);
+extern long calibration_positives(const Calibration *c);
+extern double calibration_brier(const Calibration *c);
+
+/* inference_report.c */
+extern void inference_report(const char *dir, const InferenceResult *results,
+							 int n, const char *setup_note);
+
+#endif							/* EVAL_INFERENCE_H */

@@ -1,0 +1,321 @@
+/*-------------------------------------------------------------------------
+ *
+ * inference_report.c
+ *	  The inference experiment's files: one CSV per question (calibration,
+ *	  penalties, last seen) and a Markdown summary with the goals.
+ *
+ * Goals (issue 17):
+ *	  calibration	posterior error (eq. 35) at most 0.05 at 8, 12 and 14
+ *					bits per item and at the 1% target, with the prior set
+ *					to the mix's base rate;
+ *	  penalties		the posterior decision's total penalty below plain
+ *					tlbf_query's at every memory budget;
+ *	  last seen		the fraction of live keys whose range holds their last
+ *					insertion time at least 1 - the false-positive rate
+ *					(fresh keys that get a range).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inference.h"
+
+#define POSTERIOR_ERROR_GOAL 0.05
+
+static const char *const prior_names[NPRIORS] = {"base_rate", "0.5"};
+
+static FILE *
+open_out(const char *dir, const char *name)
+{
+	char		path[4096];
+	FILE	   *out;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	out = fopen(path, "w");
+	if (out == NULL)
+	{
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	return out;
+}
+
+static double
+ratio(double part, double whole)
+{
+	return whole > 0 ? part / whole : NAN;
+}
+
+static long
+total_queries(const InferenceResult *r)
+{
+	return r->queries[KIND_LIVE] + r->queries[KIND_EXPIRED] + r->queries[KIND_FRESH];
+}
+
+/* The budgets the calibration goal is about: 8, 12, 14 bits and 1%. */
+static bool
+calibration_goal_applies(const InferenceResult *r)
+{
+	return r->budget == 0 || r->budget == 8 || r->budget == 12 || r->budget == 14;
+}
+
+static double
+mean_prior(const InferenceResult *r, int p)
+{
+	return r->calibration[p].sum_prior / total_queries(r);
+}
+
+static double
+held_fraction(const InferenceResult *r)
+{
+	return ratio(r->live_held, r->queries[KIND_LIVE]);
+}
+
+static double
+fpr(const InferenceResult *r)
+{
+	return ratio(r->ranges[KIND_FRESH], r->queries[KIND_FRESH]);
+}
+
+static double
+penalty_ratio(const InferenceResult *r, int p)
+{
+	return ratio(r->penalty_posterior[p], r->penalty_contains);
+}
+
+/* The columns that say which filter a line is about. */
+static void
+config_columns(FILE *out, const InferenceResult *r)
+{
+	fprintf(out, "%s,%s,%.4g,%d,%d,%.3f,", r->stream, r->budget_label, r->error_rate,
+			r->k, r->l, r->bits_per_item);
+}
+
+static void
+write_calibration(const char *dir, const InferenceResult *results, int n)
+{
+	FILE	   *out = open_out(dir, "inference_calibration.csv");
+
+	fprintf(out,
+			"# Calibration of tlbf_posterior (the seed's 6.1.4): the positive answers (posterior > 0) in 20 bins of the\n"
+			"# posterior; observed_fraction = the share of the bin's keys really in the window (last insertion >= at - span).\n"
+			"# prior: base_rate = each checkpoint's true share of live keys in the query mix; 0.5 = a prior set without looking.\n"
+			"# live/expired/fresh: the bin's keys by kind. posterior_error (eq. 35) = mean over positive answers of\n"
+			"# |observed_fraction - midpoint|; ece: the same with the bin's mean posterior instead of its midpoint;\n"
+			"# brier: mean (posterior - truth)^2 over positive answers (truth 1 if in the window, else 0).\n"
+			"# budget: bits per live item the error rate was matched to (1%%: the error-rate target as is).\n"
+			"stream,budget,error_rate,k,l,bits_per_item,prior,mean_prior,positives,posterior_error,ece,brier,"
+			"bin,bin_low,bin_high,midpoint,count,in_window,observed_fraction,mean_posterior,live,expired,fresh\n");
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *r = &results[i];
+
+		for (int p = 0; p < NPRIORS; p++)
+		{
+			const Calibration *c = &r->calibration[p];
+
+			for (int b = 0; b < INF_BINS; b++)
+			{
+				config_columns(out, r);
+				fprintf(out, "%s,%.4f,%ld,%.4f,%.4f,%.4f,%d,%.2f,%.2f,%.3f,%ld,%ld,%.4f,%.4f,%ld,%ld,%ld\n",
+						prior_names[p], mean_prior(r, p), calibration_positives(c),
+						calibration_error(c, true), calibration_error(c, false), calibration_brier(c),
+						b, (double) b / INF_BINS, (double) (b + 1) / INF_BINS,
+						(b + 0.5) / INF_BINS, c->count[b], c->in_window[b],
+						ratio(c->in_window[b], c->count[b]),
+						ratio(c->sum_posterior[b], c->count[b]),
+						c->by_kind[b][KIND_LIVE], c->by_kind[b][KIND_EXPIRED],
+						c->by_kind[b][KIND_FRESH]);
+			}
+		}
+	}
+	fclose(out);
+}
+
+static void
+write_penalties(const char *dir, const InferenceResult *results, int n)
+{
+	FILE	   *out = open_out(dir, "inference_penalties.csv");
+
+	fprintf(out,
+			"# Penalties (the seed's 6.1.1): per query fp_cost and fn_cost uniform in [1, 10), fixed seed, the same for every\n"
+			"# filter of a stream. contains: tlbf_query's yes/no. posterior: yes iff posterior >= fp_cost / (fp_cost + fn_cost),\n"
+			"# with the prior = the checkpoint's base rate (_prior05: 0.5). prior_only: the same rule on the prior alone.\n"
+			"# ratio = penalty_posterior / penalty_contains (below 1: the posterior decision pays less).\n"
+			"stream,budget,error_rate,k,l,bits_per_item,queries,base_rate,contains_yes,contains_errors,penalty_contains,"
+			"penalty_posterior,ratio,fp_posterior,fn_posterior,penalty_posterior_prior05,ratio_prior05,"
+			"fp_posterior_prior05,fn_posterior_prior05,penalty_prior_only,ratio_prior_only\n");
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *r = &results[i];
+
+		config_columns(out, r);
+		fprintf(out, "%ld,%.4f,%ld,%ld,%.1f,%.1f,%.4f,%ld,%ld,%.1f,%.4f,%ld,%ld,%.1f,%.4f\n",
+				total_queries(r), mean_prior(r, PRIOR_TRUE),
+				r->contains_yes[KIND_LIVE] + r->contains_yes[KIND_EXPIRED] + r->contains_yes[KIND_FRESH],
+				r->errors_contains, r->penalty_contains,
+				r->penalty_posterior[PRIOR_TRUE], penalty_ratio(r, PRIOR_TRUE),
+				r->fp_posterior[PRIOR_TRUE], r->fn_posterior[PRIOR_TRUE],
+				r->penalty_posterior[PRIOR_HALF], penalty_ratio(r, PRIOR_HALF),
+				r->fp_posterior[PRIOR_HALF], r->fn_posterior[PRIOR_HALF],
+				r->penalty_prior_only, ratio(r->penalty_prior_only, r->penalty_contains));
+	}
+	fclose(out);
+}
+
+static void
+write_last_seen(const char *dir, const InferenceResult *results, int n)
+{
+	FILE	   *out = open_out(dir, "inference_last_seen.csv");
+
+	fprintf(out,
+			"# tlbf_last_seen: held_fraction = live keys (last insertion >= at - span) whose [lower, upper] holds their true\n"
+			"# last insertion time; too_new: ranges entirely after it (a chance run newer than the key's own). fpr = fresh\n"
+			"# (never inserted) keys that get a range; goal_held = 1 - fpr. expired_range_rate: keys last inserted within the\n"
+			"# span before the window that get a range. Widths: upper - lower of live keys' ranges, an unbounded one (no\n"
+			"# lower bound) counted as infinite in median_width and left out of median_bounded_width.\n"
+			"stream,budget,error_rate,k,l,bits_per_item,span_s,live_queries,live_ranges,live_held,held_fraction,"
+			"live_too_new,unbounded_fraction,fresh_queries,fresh_ranges,fpr,goal_held,expired_queries,expired_ranges,"
+			"expired_range_rate,median_width_s,median_width_over_span,median_bounded_width_s,median_bounded_width_over_span\n");
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *r = &results[i];
+
+		config_columns(out, r);
+		fprintf(out, "%.3f,%ld,%ld,%ld,%.5f,%ld,%.5f,%ld,%ld,%.5f,%.5f,%ld,%ld,%.5f,%.3f,%.5f,%.3f,%.5f\n",
+				r->span_seconds, r->queries[KIND_LIVE], r->ranges[KIND_LIVE], r->live_held,
+				held_fraction(r), r->live_too_new,
+				ratio(r->live_unbounded, r->ranges[KIND_LIVE]),
+				r->queries[KIND_FRESH], r->ranges[KIND_FRESH], fpr(r), 1.0 - fpr(r),
+				r->queries[KIND_EXPIRED], r->ranges[KIND_EXPIRED],
+				ratio(r->ranges[KIND_EXPIRED], r->queries[KIND_EXPIRED]),
+				r->median_width_seconds, r->median_width_seconds / r->span_seconds,
+				r->median_bounded_width_seconds, r->median_bounded_width_seconds / r->span_seconds);
+	}
+	fclose(out);
+}
+
+static const char *
+met(bool ok)
+{
+	return ok ? "met" : "**missed**";
+}
+
+/* Mean posterior of the positive answers to keys of one kind. */
+static double
+mean_positive(const InferenceResult *r, int p, QueryKind kind)
+{
+	return ratio(r->posterior_sum[p][kind], r->contains_yes[kind]);
+}
+
+static void
+write_summary(const char *dir, const InferenceResult *results, int n, const char *note)
+{
+	FILE	   *md = open_out(dir, "inference_summary.md");
+	int			cal_total = 0,
+				cal_met = 0,
+				pen_total = 0,
+				pen_met = 0,
+				ls_total = 0,
+				ls_met = 0;
+	double		worst_error = 0.0,
+				worst_ratio = 0.0,
+				best_ratio = INFINITY;
+
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *r = &results[i];
+		double		e = calibration_error(&r->calibration[PRIOR_TRUE], true);
+
+		if (calibration_goal_applies(r))
+		{
+			cal_total++;
+			cal_met += e <= POSTERIOR_ERROR_GOAL;
+			worst_error = fmax(worst_error, e);
+		}
+		pen_total++;
+		pen_met += penalty_ratio(r, PRIOR_TRUE) < 1.0;
+		worst_ratio = fmax(worst_ratio, penalty_ratio(r, PRIOR_TRUE));
+		best_ratio = fmin(best_ratio, penalty_ratio(r, PRIOR_TRUE));
+		ls_total++;
+		ls_met += held_fraction(r) >= 1.0 - fpr(r);
+	}
+
+	fprintf(md, "<!-- written by test/eval/inference.c -->\n");
+	fprintf(md, "%s\n\n", note);
+	fprintf(md, "Query mix per checkpoint: every key last inserted within the window (live), every key last inserted "
+			"within the span before it (expired), and as many never-inserted keys (fresh) as the two together. "
+			"The prior is the checkpoint's base rate (live / all) unless marked 0.5.\n\n");
+	fprintf(md, "| goal | result |\n|---|---|\n");
+	fprintf(md, "| posterior error <= 0.05 at 8, 12, 14 bits and 1%% (prior = base rate) | %s: %d of %d; worst %.4f |\n",
+			met(cal_met == cal_total), cal_met, cal_total, worst_error);
+	fprintf(md, "| posterior decision below plain contains at every budget | %s: %d of %d; ratio %.3f to %.3f |\n",
+			met(pen_met == pen_total), pen_met, pen_total, best_ratio, worst_ratio);
+	fprintf(md, "| last seen: held >= 1 - FPR | %s: %d of %d |\n", met(ls_met == ls_total), ls_met, ls_total);
+
+	fprintf(md, "\n### Calibration\n\n");
+	fprintf(md, "| stream | budget | bits/item | (k, l) | positive answers | posterior error | ECE | Brier | "
+			"mean posterior: live / expired / fresh | prior 0.5: posterior error | goal |\n");
+	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *r = &results[i];
+		const Calibration *c = &r->calibration[PRIOR_TRUE];
+		double		e = calibration_error(c, true);
+
+		fprintf(md, "| %s | %s | %.2f | (%d, %d) | %ld | %.4f | %.4f | %.4f | %.3f / %.3f / %.3f | %.4f | %s |\n",
+				r->stream, r->budget_label, r->bits_per_item, r->k, r->l,
+				calibration_positives(c), e, calibration_error(c, false), calibration_brier(c),
+				mean_positive(r, PRIOR_TRUE, KIND_LIVE), mean_positive(r, PRIOR_TRUE, KIND_EXPIRED),
+				mean_positive(r, PRIOR_TRUE, KIND_FRESH),
+				calibration_error(&r->calibration[PRIOR_HALF], true),
+				calibration_goal_applies(r) ? met(e <= POSTERIOR_ERROR_GOAL) : "-");
+	}
+
+	fprintf(md, "\n### Penalties\n\n");
+	fprintf(md, "| stream | budget | bits/item | base rate | contains | posterior | ratio | prior 0.5: ratio | "
+			"prior only: ratio | goal |\n");
+	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *r = &results[i];
+
+		fprintf(md, "| %s | %s | %.2f | %.3f | %.0f | %.0f | %.3f | %.3f | %.3f | %s |\n",
+				r->stream, r->budget_label, r->bits_per_item, mean_prior(r, PRIOR_TRUE),
+				r->penalty_contains, r->penalty_posterior[PRIOR_TRUE], penalty_ratio(r, PRIOR_TRUE),
+				penalty_ratio(r, PRIOR_HALF), ratio(r->penalty_prior_only, r->penalty_contains),
+				met(penalty_ratio(r, PRIOR_TRUE) < 1.0));
+	}
+
+	fprintf(md, "\n### Last seen\n\n");
+	fprintf(md, "| stream | budget | bits/item | held | 1 - FPR | too new | expired with a range | "
+			"median width / span | bounded: median width / span | unbounded | goal |\n");
+	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *r = &results[i];
+
+		fprintf(md, "| %s | %s | %.2f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %s |\n",
+				r->stream, r->budget_label, r->bits_per_item, held_fraction(r), 1.0 - fpr(r),
+				ratio(r->live_too_new, r->queries[KIND_LIVE]),
+				ratio(r->ranges[KIND_EXPIRED], r->queries[KIND_EXPIRED]),
+				r->median_width_seconds / r->span_seconds,
+				r->median_bounded_width_seconds / r->span_seconds,
+				ratio(r->live_unbounded, r->ranges[KIND_LIVE]),
+				met(held_fraction(r) >= 1.0 - fpr(r)));
+	}
+	fclose(md);
+}
+
+void
+inference_report(const char *dir, const InferenceResult *results, int n, const char *note)
+{
+	write_calibration(dir, results, n);
+	write_penalties(dir, results, n);
+	write_last_seen(dir, results, n);
+	write_summary(dir, results, n, note);
+}
