@@ -7,6 +7,8 @@ SELECT outcome($$SELECT tlbf_shared_get('f')$$);
 SELECT outcome($$SELECT * FROM tlbf_shared_list()$$);
 SELECT outcome($$SELECT tlbf_shared_drop('f')$$);
 SELECT outcome($$SELECT tlbf_shared_rebuild('f', 'SELECT 1, now()')$$);
+SELECT outcome($$SELECT tlbf_shared_last_seen('f', 1)$$);
+SELECT outcome($$SELECT tlbf_shared_probability('f', 1)$$);
 CREATE TABLE shared_events (k int);
 CREATE TRIGGER reject BEFORE INSERT ON shared_events
     FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('f', 'k');
