@@ -10,9 +10,9 @@
 #                              structure that promises no live false
 #                              negatives reports one
 #
-# The web log is ../shared/data/wc98_day6_sample200k.sorted.csv.gz (or
-# $TLBF_EVAL_LOG).  The full run needs it; the smoke run skips the web-log
-# part, with a warning, when it is missing.
+# The web log is data/wc98_day6_sample200k.sorted.csv.gz, shipped with the
+# repository (data/README.md), or $TLBF_EVAL_LOG.  The full run needs it;
+# the smoke run skips the web-log part, with a warning, when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,7 +43,7 @@ build window_compare test/eval/window_compare.c test/eval/window_summary.c test/
     test/eval/continuous_bf.c test/eval/rotating_bf.c test/eval/tlbf_window.c
 
 # --- where the results go ---------------------------------------------------
-log=${TLBF_EVAL_LOG:-../shared/data/wc98_day6_sample200k.sorted.csv.gz}
+log=${TLBF_EVAL_LOG:-data/wc98_day6_sample200k.sorted.csv.gz}
 if [ ${#smoke[@]} -gt 0 ]; then
     out=$(mktemp -d /tmp/tlbf-eval.XXXXXX)
     if [ "${EVAL_KEEP:-0}" = 1 ]; then
