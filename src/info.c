@@ -164,7 +164,8 @@ tlbf_summary(PG_FUNCTION_ARGS)
 	append_span(&out, f->span);
 	appendStringInfo(&out, ", k %u, l %u, ", f->k, f->l);
 	if (stats.live_items > 0)
-		appendStringInfo(&out, "~%.0f live items", round(stats.live_items));
+		appendStringInfo(&out, "~%.0f live %s", round(stats.live_items),
+						 round(stats.live_items) == 1 ? "item" : "items");
 	else
 		appendStringInfoString(&out, "no live items");
 	appendStringInfo(&out, ", %u bytes, ", (unsigned) VARSIZE(f));
