@@ -64,7 +64,8 @@ SELECT castsource::regtype, casttarget::regtype, castfunc::regprocedure, castcon
 FROM pg_cast WHERE castsource = 'tlbf'::regtype OR casttarget = 'tlbf'::regtype
 ORDER BY 1::text, 2::text;
 SELECT outcome($$INSERT INTO cs_filters VALUES (9, '\x00'::bytea)$$);
-SELECT outcome($$SELECT length(f) FROM cs_filters$$);
+-- (without the detail PostgreSQL 19 adds)
+SELECT split_part(outcome($$SELECT length(f) FROM cs_filters$$), ' (', 1) AS outcome;
 
 -- The summary: one line.  An empty filter ...
 SELECT tlbf_summary(tlbf_create('1 hour'));
