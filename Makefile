@@ -6,6 +6,7 @@
 #   make bench   timing figures (ratios measured side by side)
 #   make eval    the papers' experiments and the comparison with other
 #                structures: CSV and PNG under docs/eval
+#   make deb     Debian packages, postgresql-NN-tlbf, into build/deb
 #
 # The extension itself builds with PGXS; the core (src/core) also builds
 # alone, for the unit tests, fuzzers and benchmarks.
@@ -36,7 +37,7 @@ EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
 #   test/t/*.pl      TAP tests (PostgreSQL::Test::Cluster), each starting the
 #                    clusters it needs: `make tap`, as a user other than root.
 # `make matrix` runs all of these against each PostgreSQL version.
-REGRESS = setup type_io create_add contains inference hashing labels retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
+REGRESS = setup type_io casts_summary create_add contains inference hashing labels retire_info bad_params streams aggregates maintenance shared_unloaded bad_inputs upgrade
 REGRESS_PRELOAD = shared_functions
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
@@ -93,7 +94,7 @@ pg-config:
 	@echo $(PG_CONFIG)
 
 .PHONY: test demo matrix bench bench-tools unit unit-run unit-sanitized tap eval fuzz \
-	pg-config installcheck-preload installcheck-preload-run
+	pg-config installcheck-preload installcheck-preload-run deb test-deb test-meta
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
@@ -171,6 +172,21 @@ bench:
 
 eval:
 	scripts/eval.sh
+
+# --- packages and catalogue entry --------------------------------------------
+# make deb: postgresql-NN-tlbf for each installed postgresql-server-dev-NN,
+# built with pg_buildext in a copy of the tree, into build/deb.
+deb:
+	scripts/deb.sh
+
+# make deb, then install each package with apt, check it in a fresh cluster
+# and remove it, putting back the files it replaced (make test runs it last).
+test-deb:
+	scripts/test_deb.sh
+
+# META.json parses and agrees with tlbf.control, LICENSE and the changelogs.
+test-meta:
+	scripts/test_meta.sh
 
 # libFuzzer targets; FUZZ_SECONDS per target (see test/fuzz)
 FUZZ_SECONDS ?= 60

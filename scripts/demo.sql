@@ -58,7 +58,10 @@ SELECT moment,
 FROM answers GROUP BY moment ORDER BY moment;
 
 \echo
-\echo '== The filter at the day''s busiest minute (tlbf_info)'
+\echo '== The filter at the day''s busiest minute, in one line (tlbf_summary) ...'
+SELECT tlbf_summary(filter, moment) FROM moments WHERE moment = '1998-05-01 17:34+00';
+
+\echo '== ... and in full (tlbf_info)'
 SELECT key, value
 FROM moments, jsonb_each(tlbf_info(filter, moment))
 WHERE moment = '1998-05-01 17:34+00' AND key <> 'slices'

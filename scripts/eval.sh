@@ -11,9 +11,9 @@
 #                              structure that promises no live false
 #                              negatives reports one
 #
-# The web log is ../shared/data/wc98_day6_sample200k.sorted.csv.gz (or
-# $TLBF_EVAL_LOG).  The full run needs it; the smoke run skips the web-log
-# part, with a warning, when it is missing.
+# The web log is data/wc98_day6_sample200k.sorted.csv.gz, shipped with the
+# repository (data/README.md), or $TLBF_EVAL_LOG.  The full run needs it;
+# the smoke run skips the web-log part, with a warning, when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,7 +51,7 @@ for pid in "${builds[@]}"; do
 done
 
 # --- where the results go ---------------------------------------------------
-log=${TLBF_EVAL_LOG:-../shared/data/wc98_day6_sample200k.sorted.csv.gz}
+log=${TLBF_EVAL_LOG:-data/wc98_day6_sample200k.sorted.csv.gz}
 if [ ${#smoke[@]} -gt 0 ]; then
     out=$(mktemp -d /tmp/tlbf-eval.XXXXXX)
     if [ "${EVAL_KEEP:-0}" = 1 ]; then

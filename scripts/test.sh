@@ -2,11 +2,15 @@
 # make test: install what is missing, build and install the extension, then
 # run the core's C unit tests (plain and sanitized), the SQL regression and
 # isolation tests against a throwaway cluster, the fuzz and evaluation smoke
-# runs and the TAP tests.
+# runs and the TAP tests; check META.json first and the Debian package last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/deps.sh
+
+echo "== META.json, LICENSE and the changelogs against tlbf.control"
+scripts/test_meta.sh
+
 scripts/build.sh
 
 echo "== C unit tests of the core"
@@ -37,4 +41,10 @@ scripts/eval.sh --smoke
 
 echo "== TAP tests (multi-node, worker, shared filters, dump and restore, load, server-side security)"
 scripts/as_test_user.sh make -s tap
+
+# Last: installing the package replaces the files of the source build that
+# every test above used.  The test puts them back when it removes the
+# package, but even if that failed, no other test would have seen them.
+echo "== Debian package: built, installed with apt, checked in fresh clusters, removed"
+scripts/test_deb.sh
 echo "== all tests passed"

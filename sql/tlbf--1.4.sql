@@ -474,3 +474,32 @@ REVOKE EXECUTE ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz),
 GRANT EXECUTE ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz),
                           tlbf_shared_probability(text, "any", timestamptz, interval, float8)
     TO tlbf_user;
+
+
+-- Reading values (1.4): a value's text is its bytes in base64, which dump,
+-- restore and COPY need but nobody can read (an 8 MB filter prints an 11 MB
+-- line).  A one-line summary, and casts to and from bytea for the bytes.
+
+-- STABLE: it writes the newest time in the session's TimeZone.
+CREATE FUNCTION tlbf_summary(f tlbf, at timestamptz DEFAULT now())
+    RETURNS text
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_summary(tlbf, timestamptz) IS
+    'one line: span, k, l, live items at at, bytes, newest insertion';
+
+-- The casts carry the bytes binary I/O carries; bytea to tlbf validates
+-- them as binary input does.  Explicit only: a bytea is no filter until
+-- someone says so.
+CREATE FUNCTION tlbf_to_bytea(tlbf) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_from_bytea(bytea) RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_to_bytea(tlbf) IS
+    'the value''s bytes, as binary output sends them (CAST (f AS bytea))';
+COMMENT ON FUNCTION tlbf_from_bytea(bytea) IS
+    'a value from its bytes, checked as binary input checks them (CAST (b AS tlbf))';
+
+CREATE CAST (tlbf AS bytea) WITH FUNCTION tlbf_to_bytea(tlbf);
+CREATE CAST (bytea AS tlbf) WITH FUNCTION tlbf_from_bytea(bytea);

@@ -75,6 +75,6 @@ WHERE u.description IS DISTINCT FROM f.description
 ORDER BY 1;
 \x off
 -- (the comparison saw every kind of object the extension has)
-SELECT ARRAY['aggregate', 'extension', 'function', 'operator', 'table', 'type']
+SELECT ARRAY['aggregate', 'cast', 'extension', 'function', 'operator', 'table', 'type']
        <@ array_agg(DISTINCT split_part(object, ' ', 1)) AS every_kind_compared
 FROM fresh;

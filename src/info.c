@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * info.c
- *	  tlbf_info(f, at): a filter's parameters, size and slices as jsonb.
+ *	  tlbf_info(f, at): a filter's parameters, size and slices as jsonb;
+ *	  tlbf_summary(f, at): the same in one short line of text, for psql,
+ *	  where a value's own text (its bytes in base64) is unreadable.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,6 +18,7 @@
 #include "utils/jsonb.h"
 
 PG_FUNCTION_INFO_V1(tlbf_info);
+PG_FUNCTION_INFO_V1(tlbf_summary);
 
 static void
 append_time(StringInfo out, const char *key, TlbfTime t)
@@ -102,4 +105,76 @@ tlbf_info(PG_FUNCTION_ARGS)
 	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
 
 	PG_RETURN_DATUM(tlbf_info_jsonb(f, at));
+}
+
+/*
+ * A span in the largest unit that divides it exactly ("1 hour", "90
+ * minutes"), else in seconds with their fraction ("1.5 seconds").  Spans
+ * are positive; a day is 24 hours, as tlbf_create counts it.
+ */
+static void
+append_span(StringInfo out, int64 span)
+{
+	static const struct
+	{
+		int64		usecs;
+		const char *one;
+		const char *many;
+	}			units[] = {
+		{USECS_PER_DAY, "day", "days"},
+		{USECS_PER_HOUR, "hour", "hours"},
+		{USECS_PER_MINUTE, "minute", "minutes"},
+		{USECS_PER_SEC, "second", "seconds"},
+	};
+	char		fraction[8];
+	int			digits;
+
+	for (int i = 0; i < lengthof(units); i++)
+	{
+		if (span % units[i].usecs == 0)
+		{
+			int64		n = span / units[i].usecs;
+
+			appendStringInfo(out, INT64_FORMAT " %s", n, n == 1 ? units[i].one : units[i].many);
+			return;
+		}
+	}
+	snprintf(fraction, sizeof(fraction), "%06d", (int) (span % USECS_PER_SEC));
+	for (digits = 6; fraction[digits - 1] == '0'; digits--)
+		;
+	appendStringInfo(out, INT64_FORMAT ".%.*s seconds", span / USECS_PER_SEC, digits, fraction);
+}
+
+/*
+ * One line: span, k, l, live items at 'at', bytes, newest insertion (in the
+ * session's TimeZone, hence STABLE), and dropped slices if any, e.g.
+ * tlbf(span 10 minutes, k 10, l 25, ~2036 live items, 3416 bytes, newest 1998-05-01 17:33:59+00)
+ */
+Datum
+tlbf_summary(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
+	TlbfStats	stats;
+	StringInfoData out;
+
+	tlbf_stats(f, at, &stats);
+	initStringInfo(&out);
+	appendStringInfoString(&out, "tlbf(span ");
+	append_span(&out, f->span);
+	appendStringInfo(&out, ", k %u, l %u, ", f->k, f->l);
+	if (stats.live_items > 0)
+		appendStringInfo(&out, "~%.0f live %s", round(stats.live_items),
+						 round(stats.live_items) == 1 ? "item" : "items");
+	else
+		appendStringInfoString(&out, "no live items");
+	appendStringInfo(&out, ", %u bytes, ", (unsigned) VARSIZE(f));
+	if (f->newest == TLBF_NEVER)
+		appendStringInfoString(&out, "nothing added");
+	else
+		appendStringInfo(&out, "newest %s", timestamptz_to_str(f->newest));
+	if (f->truncated > 0)
+		appendStringInfo(&out, ", truncated " UINT64_FORMAT, f->truncated);
+	appendStringInfoChar(&out, ')');
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
 }

@@ -7,6 +7,10 @@
  * text form in base64.  Output is a plain copy, since the value is its own
  * serialization; input validates every field before the value is used.
  *
+ * The casts to and from bytea (1.4) carry the same bytes as the binary
+ * form: a value's bytea is what tlbf_send writes, and a bytea becomes a
+ * value only as tlbf_recv would accept it, with the same SQLSTATE.
+ *
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
@@ -19,6 +23,8 @@ PG_FUNCTION_INFO_V1(tlbf_in);
 PG_FUNCTION_INFO_V1(tlbf_out);
 PG_FUNCTION_INFO_V1(tlbf_recv);
 PG_FUNCTION_INFO_V1(tlbf_send);
+PG_FUNCTION_INFO_V1(tlbf_to_bytea);
+PG_FUNCTION_INFO_V1(tlbf_from_bytea);
 
 Datum
 tlbf_in(PG_FUNCTION_ARGS)
@@ -81,4 +87,31 @@ tlbf_send(PG_FUNCTION_ARGS)
 	pq_begintypsend(&buf);
 	pq_sendbytes(&buf, VARDATA(f), VARSIZE(f) - VARHDRSZ);
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/* CAST (tlbf AS bytea): the value's bytes, as binary output sends them. */
+Datum
+tlbf_to_bytea(PG_FUNCTION_ARGS)
+{
+	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	Size		len = VARSIZE(f) - VARHDRSZ;
+	bytea	   *result = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(result, VARHDRSZ + len);
+	memcpy(VARDATA(result), VARDATA(f), len);
+	PG_RETURN_BYTEA_P(result);
+}
+
+/*
+ * CAST (bytea AS tlbf): bytes that binary input would accept, checked as it
+ * checks them (22P03 otherwise).
+ */
+Datum
+tlbf_from_bytea(PG_FUNCTION_ARGS)
+{
+	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_POINTER(tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
+										  ERRCODE_INVALID_BINARY_REPRESENTATION,
+										  "cast from bytea"));
 }

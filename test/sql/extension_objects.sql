@@ -15,6 +15,7 @@
 --   table, view, sequence: columns with types, NOT NULL, defaults and
 --     column grants; constraints, indexes, triggers, row security and
 --     policies; whether pg_dump dumps its rows (and which); grants
+--   cast: function, context (explicit, assignment, implicit) and method
 --   schema: grants
 --   every member: owner and comment
 -- The extension itself: its schema and relocatability.
@@ -142,6 +143,11 @@ SELECT m.type || ' ' || m.identity,
                    'grants ' || pg_temp.acl_text(c.relacl, CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner),
                    'owner ' || c.relowner::regrole)
                FROM pg_class c WHERE c.oid = m.objid)
+           WHEN 'pg_cast'::regclass THEN (
+               SELECT concat_ws('; ',
+                   'function ' || nullif(c.castfunc, 0)::regprocedure,
+                   'context ' || c.castcontext::text, 'method ' || c.castmethod::text)
+               FROM pg_cast c WHERE c.oid = m.objid)
            WHEN 'pg_namespace'::regclass THEN (
                SELECT 'grants ' || pg_temp.acl_text(n.nspacl, 'n', n.nspowner) || '; owner ' || n.nspowner::regrole
                FROM pg_namespace n WHERE n.oid = m.objid)
