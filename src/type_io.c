@@ -31,16 +31,18 @@ tlbf_in(PG_FUNCTION_ARGS)
 {
 	const char *text = PG_GETARG_CSTRING(0);
 	size_t		len = strlen(text);
+	/* every 4 characters give 3 bytes (pg_b64_dec_len would overflow an int) */
+	size_t		capacity = len / 4 * 3 + 3;
 	char	   *decoded;
 	int			decoded_len;
 
-	if (len > MaxAllocSize / 2)
+	if (len > (size_t) INT_MAX || capacity > MaxAllocSize - VARHDRSZ)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type tlbf"),
 				 errdetail("The value is too large.")));
-	decoded = palloc(pg_b64_dec_len((int) len));
-	decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, pg_b64_dec_len((int) len));
+	decoded = palloc(capacity);
+	decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, (int) capacity);
 	if (decoded_len < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
