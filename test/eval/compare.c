@@ -48,25 +48,6 @@
 
 #define TIMING_ROUNDS 5
 
-/* First position whose time is >= t. */
-static size_t
-first_at_or_after(const int64_t *times, size_t n, int64_t t)
-{
-	size_t		lo = 0,
-				hi = n;
-
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-
-		if (times[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The most insertions any closed span of length 'span' holds. */
 static uint64_t
 busiest_span(const int64_t *times, size_t n, int64_t span)
@@ -107,8 +88,8 @@ place_checkpoints(WindowSetup *w)
 		else
 		{
 			cp->at = r->from + (int64_t) ((double) (r->to - r->from) * (c + 1) / nc);
-			cp->inserted = first_at_or_after(s->times, s->n, cp->at + 1);
-			cp->window_start = first_at_or_after(s->times, s->n, cp->at - r->span);
+			cp->inserted = stream_first_at_or_after(s->times, s->n, cp->at + 1);
+			cp->window_start = stream_first_at_or_after(s->times, s->n, cp->at - r->span);
 		}
 	}
 }
@@ -136,7 +117,7 @@ draw_queries(WindowSetup *w)
 		for (; pos < cp->inserted; pos++)
 			last_seen_put(&seen, s->keys[pos], (int64_t) pos);
 		prev_start = r->by_time ?
-			first_at_or_after(s->times, s->n, cp->at - 2 * r->span) :
+			stream_first_at_or_after(s->times, s->n, cp->at - 2 * r->span) :
 			start - r->window;
 
 		cp->keys = eval_calloc(3 * per_kind, sizeof(uint64_t));

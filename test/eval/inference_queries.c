@@ -34,25 +34,6 @@
 #include "last_seen.h"
 #include "rng.h"
 
-/* First position whose time is >= t. */
-static size_t
-first_at_or_after(const int64_t *times, size_t n, int64_t t)
-{
-	size_t		lo = 0,
-				hi = n;
-
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-
-		if (times[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static void
 add(QuerySet *set, QueryKind kind, uint64_t key, int64_t last_time, Rng *costs)
 {
@@ -83,8 +64,8 @@ inference_queries(const WindowSetup *w, long max_known, uint64_t seed)
 	{
 		const Checkpoint *cp = &w->checkpoints[c];
 		QuerySet   *set = &sets[c];
-		size_t		from = first_at_or_after(times, s->n, cp->at - 2 * w->span);
-		size_t		start = first_at_or_after(times, s->n, cp->at - w->span);
+		size_t		from = stream_first_at_or_after(times, s->n, cp->at - 2 * w->span);
+		size_t		start = stream_first_at_or_after(times, s->n, cp->at - w->span);
 		long		known = 0;
 		double		keep;
 

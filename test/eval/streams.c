@@ -248,3 +248,22 @@ stream_free(Stream *s)
 	s->times = NULL;
 	s->n = 0;
 }
+
+/* The first of n times in ascending order that is at or after t (n if none). */
+size_t
+stream_first_at_or_after(const int64_t *times, size_t n, int64_t t)
+{
+	size_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (times[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
