@@ -5,19 +5,43 @@
  *	  with the combine, serialize and deserialize functions parallel and
  *	  distributed aggregation need.
  *
- * The state, in the aggregate's memory context, is one filter that rows
- * are added to in place (growing by doubling, so at most twice its size;
- * each row one call late, see tlbf_agg_trans), and a list of filters
- * waiting to be merged with it: other workers' partial states, or
- * tlbf_union_agg's inputs.  Merging waits for the final function, so that
- * n inputs are copied once instead of n times.  The final function builds a
- * new value and leaves the state as it was, so the aggregates also work as
- * window functions.
+ * tlbf_agg's result is the filter that adding its rows one by one in time
+ * order gives, whatever order the plan delivers them in: a filter's slices
+ * follow the order of insertion, so a row added late cannot be put back
+ * where it belonged.  The state therefore takes one of three courses:
+ *
+ * DIRECT: rows are added to the filter as they come (in place, growing by
+ *	  doubling; each row one call late, see add_in_order).  In a plain or
+ *	  sorted aggregation it also keeps a log of the rows the filter holds, as
+ *	  long as the log fits in work_mem.  A row older than the one before
+ *	  turns the log into a run of rows to merge in: a new filter takes the
+ *	  new rows, each after the logged rows older than it.  That is exactly
+ *	  the time order when the input is two ascending runs, as a heap scan
+ *	  that starts in the middle of the table (a synchronized scan) gives.
+ * SORTING: after a second descent, or one without the log, rows go to a
+ *	  tuplesort (work_mem, then disk) and are added in time order at the end.
+ *	  A filter already built without its log is kept and merged with the
+ *	  result as a union (tlbf_union: its false positives add up).
+ * SENDING: a partial aggregation (parallel workers, partitionwise plans)
+ *	  keeps its rows compactly as they come and sends them, not a filter;
+ *	  the final aggregation merges every participant's ascending runs and
+ *	  adds the rows in time order.  A participant sorts its rows first if
+ *	  they come in more than a few runs, and sends a filter built from them
+ *	  if they pass TLBF_MAX_SENT_BYTES.
+ *
+ * As a window function tlbf_agg adds rows as they come (the frame's order);
+ * the final function leaves the state as it was.  Elsewhere the final
+ * function settles the state into one filter and keeps that, so that it can
+ * run again on the same state.
+ *
+ * tlbf_union_agg keeps a list of filters to merge once, at the end.
  *
  *-------------------------------------------------------------------------
  */
-#include "tlbf_pg.h"
+#include "agg_rows.h"
 
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(tlbf_agg_trans);
@@ -27,18 +51,58 @@ PG_FUNCTION_INFO_V1(tlbf_agg_combine);
 PG_FUNCTION_INFO_V1(tlbf_agg_serialize);
 PG_FUNCTION_INFO_V1(tlbf_agg_deserialize);
 
+/*
+ * The most a participant of a partial aggregation sends as rows (about 18
+ * bytes a row); with more it sends a filter, and the result is a union.
+ */
+#define TLBF_MAX_SENT_BYTES ((Size) 256 * 1024 * 1024)
+
+typedef enum AggCourse
+{
+	AGG_DIRECT,
+	AGG_SORTING,
+	AGG_SENDING
+} AggCourse;
+
 typedef struct TlbfAggState
 {
-	Tlbf	   *growing;		/* tlbf_agg's filter, NULL until a row comes */
+	AggCourse	course;
+	bool		reorders;		/* false as a window function */
+	AggState   *aggstate;		/* the Agg node, for the log's budget */
+	TlbfParams	params;			/* from the first row */
+	bool		has_rows;
+	TlbfTime	slack;			/* how late a row may come and be added as
+								 * it comes: one planned generation */
+	TlbfTime	newest_arrived; /* the newest row since the last descent */
+
+	/* AGG_DIRECT */
+	Tlbf	   *growing;		/* NULL until a row comes */
 	TlbfMemory	memory;			/* how it may grow */
 	bool		pending;		/* a row hashed but not yet added */
-	TlbfHash	pending_hash;
-	TlbfTime	pending_at;
-	const Tlbf **parts;			/* filters to merge with it at the end */
+	TlbfRow		pending_row;
+	RowStream  *log;			/* every row 'growing' holds, or NULL */
+	int			descents;		/* rows older than the one before */
+	RowStream  *merge_in;		/* older rows to add before each row */
+	TlbfRowCursor merge_cursor;
+	TlbfRow		merge_head;		/* merge_in's next row */
+
+	/* AGG_SORTING */
+	RowSorter  *sorter;
+	uint64		sorted_rows;
+
+	/* AGG_SENDING */
+	RowStream  *sending;
+
+	/* from other participants, and tlbf_union_agg's inputs */
+	ReceivedRows **received;
+	int			nreceived;
+	int			received_allocated;
+	const Tlbf **parts;			/* filters to merge with the result */
 	int			nparts;
 	int			parts_allocated;
-	MemoryContext parts_owned_in;	/* set if only this state points to
-									 * its parts, which live in this context */
+	MemoryContext owned_in;		/* set if only this state points to its
+								 * parts and received rows, which live in
+								 * this context */
 } TlbfAggState;
 
 static MemoryContext
@@ -70,6 +134,19 @@ add_part(TlbfAggState *state, const Tlbf *part, MemoryContext context)
 	state->parts[state->nparts++] = part;
 }
 
+static void
+add_received(TlbfAggState *state, ReceivedRows *received, MemoryContext context)
+{
+	if (state->nreceived == state->received_allocated)
+	{
+		state->received_allocated = Max(4, 2 * state->received_allocated);
+		state->received = state->received == NULL ?
+			MemoryContextAlloc(context, state->received_allocated * sizeof(ReceivedRows *)) :
+			repalloc(state->received, state->received_allocated * sizeof(ReceivedRows *));
+	}
+	state->received[state->nreceived++] = received;
+}
+
 static Tlbf *
 copy_in(const Tlbf *f, MemoryContext context)
 {
@@ -80,66 +157,393 @@ copy_in(const Tlbf *f, MemoryContext context)
 }
 
 /* The first row's parameters make the filter; later rows' are not read. */
-static Tlbf *
-first_filter(FunctionCallInfo fcinfo, MemoryContext context)
+static void
+first_row_params(FunctionCallInfo fcinfo, TlbfParams *params, TlbfTime *slack)
 {
-	TlbfParams	params;
-	Tlbf	   *f;
-
 	if (PG_ARGISNULL(3) || (PG_NARGS() > 4 && PG_ARGISNULL(4)))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("tlbf_agg's span and error_rate must not be NULL")));
-	params.span = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(3), "span");
-	params.error_rate = PG_NARGS() > 4 ? PG_GETARG_FLOAT8(4) : TLBF_DEFAULT_ERROR_RATE;
-	params.capacity = TLBF_DEFAULT_CAPACITY;
-	params.k = 0;
-	params.l = 0;
-	params.seed = TLBF_DEFAULT_SEED;
-	tlbf_check_create_params(&params);
+	tlbf_agg_params(params, tlbf_interval_usecs(PG_GETARG_INTERVAL_P(3), "span"),
+					PG_NARGS() > 4 ? PG_GETARG_FLOAT8(4) : TLBF_DEFAULT_ERROR_RATE);
+	tlbf_check_create_params(params);	/* sets k and l */
+	*slack = params->span / params->l;
+}
 
-	f = MemoryContextAlloc(context, sizeof(Tlbf));
-	tlbf_init(f, &params);
-	tlbf_set_length(f);
+/*
+ * Which course a new state takes: SENDING in a partial aggregation (its
+ * state is serialized for a final aggregation), DIRECT without reordering
+ * as a window function, DIRECT otherwise.
+ */
+static void
+choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
+{
+	Aggref	   *aggref = AggGetAggref(fcinfo);
+
+	state->course = AGG_DIRECT;
+	state->reorders = false;
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState) || aggref == NULL)
+		return;
+	state->aggstate = (AggState *) fcinfo->context;
+	if (DO_AGGSPLIT_SERIALIZE(aggref->aggsplit))
+		state->course = AGG_SENDING;
+	else
+		state->reorders = true;
+}
+
+/*
+ * The log may take work_mem.  A hashed aggregation keeps every group's
+ * state at once, so there the groups share it.
+ */
+static Size
+log_budget(const TlbfAggState *state)
+{
+	Size		budget = (Size) work_mem * 1024;
+	AggState   *aggstate = state->aggstate;
+
+	if (aggstate->aggstrategy == AGG_HASHED || aggstate->aggstrategy == AGG_MIXED)
+		budget /= Max(aggstate->hash_ngroups_current, 1);
+	if (state->merge_in != NULL)
+		budget -= Min(budget, state->merge_in->used);
+	return budget;
+}
+
+static void
+forget_log(TlbfAggState *state)
+{
+	if (state->log != NULL)
+		row_stream_free(state->log);
+	state->log = NULL;
+}
+
+static void
+log_row(TlbfAggState *state, const TlbfRow *row)
+{
+	RowStream  *log = state->log;
+
+	row_stream_append(log, row);
+	if ((log->data->nrows & 1023) == 0 && log->used > log_budget(state))
+		forget_log(state);
+}
+
+/* Add the row the filter holds back, if any. */
+static void
+add_pending(TlbfAggState *state)
+{
+	if (!state->pending)
+		return;
+	state->pending = false;
+	tlbf_agg_insert(&state->growing, &state->memory,
+					state->pending_row.hash, state->pending_row.at);
+}
+
+/*
+ * The filter's next row.  It is added one call later: its bits are
+ * prefetched now and written while the next row is fetched, instead of the
+ * insertion waiting on k cache misses.  Every reader of the filter calls
+ * add_pending first.
+ */
+static void
+add_in_order(TlbfAggState *state, const TlbfRow *row)
+{
+	if (state->log != NULL)
+		log_row(state, row);
+	add_pending(state);
+	tlbf_prefetch_insert(state->growing, row->hash);
+	state->pending = true;
+	state->pending_row = *row;
+}
+
+static void
+advance_merge_in(TlbfAggState *state)
+{
+	if (!tlbf_cursor_next(&state->merge_cursor, &state->merge_head))
+	{
+		row_stream_free(state->merge_in);
+		state->merge_in = NULL;
+	}
+}
+
+/* Add merge_in's rows up to 'until' (all of them: TLBF_TIME_END). */
+static void
+add_merge_in(TlbfAggState *state, TlbfTime until)
+{
+	while (state->merge_in != NULL && state->merge_head.at <= until)
+	{
+		add_in_order(state, &state->merge_head);
+		advance_merge_in(state);
+	}
+}
+
+static void
+end_sorter(Datum arg)
+{
+	TlbfAggState *state = (TlbfAggState *) DatumGetPointer(arg);
+
+	if (state->sorter != NULL)
+		row_sorter_end(state->sorter);
+	state->sorter = NULL;
+}
+
+/*
+ * Start sorting rows.  The sort's temporary files are closed when the
+ * aggregate's memory is reset, as well as when the state settles.
+ */
+static void
+start_sorting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
+{
+	state->sorter = row_sorter_begin(context);
+	state->sorted_rows = 0;
+	state->course = AGG_SORTING;
+	AggRegisterCallback(fcinfo, end_sorter, PointerGetDatum(state));
+}
+
+static void
+sort_row(TlbfAggState *state, const TlbfRow *row)
+{
+	row_sorter_put(state->sorter, row);
+	state->sorted_rows++;
+}
+
+static void
+sort_stream(TlbfAggState *state, RowStream *stream)
+{
+	TlbfRowCursor cursor;
+
+	row_stream_cursor(stream, &cursor);
+	row_sorter_put_all(state->sorter, &cursor);
+	state->sorted_rows += stream->data->nrows;
+}
+
+/*
+ * A row older than the one before, in a DIRECT state that reorders.  The
+ * first time, with every row in the log, the log becomes the run to merge
+ * in and a new filter starts.  Otherwise every row goes to a sort: the
+ * logged ones if the log still holds them all, or else the filter is kept
+ * as a part of the result.
+ */
+static void
+arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
+{
+	state->descents++;
+	if (state->descents == 1 && state->log != NULL)
+	{
+		state->merge_in = state->log;
+		state->log = NULL;
+		row_stream_cursor(state->merge_in, &state->merge_cursor);
+		advance_merge_in(state);
+		pfree(state->growing);
+		state->growing = NULL;
+		state->pending = false;
+		return;
+	}
+
+	start_sorting(state, fcinfo, context);
+	if (state->log != NULL)
+	{
+		sort_stream(state, state->log);
+		forget_log(state);
+		pfree(state->growing);
+	}
+	else
+	{
+		add_pending(state);
+		tlbf_set_length(state->growing);
+		add_part(state, state->growing, context);
+	}
+	state->growing = NULL;
+	state->pending = false;
+	while (state->merge_in != NULL)
+	{
+		sort_row(state, &state->merge_head);
+		advance_merge_in(state);
+	}
+}
+
+static void
+add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
+		   const TlbfRow *row)
+{
+	if (state->reorders && state->has_rows &&
+		row->at < state->newest_arrived - state->slack)
+	{
+		arrived_late(state, fcinfo, context);
+		if (state->course == AGG_SORTING)
+		{
+			sort_row(state, row);
+			return;
+		}
+		state->newest_arrived = row->at;
+	}
+	if (!state->has_rows || row->at > state->newest_arrived)
+		state->newest_arrived = row->at;
+	if (state->growing == NULL)
+	{
+		state->growing = tlbf_agg_new_filter(&state->params, &state->memory, context);
+		if (state->reorders && state->descents < 2)
+			state->log = row_stream_create(context);
+	}
+	add_merge_in(state, row->at);
+	add_in_order(state, row);
+}
+
+/*
+ * A filter built from every row a state's streams and sort hold, added in
+ * time order.
+ */
+static Tlbf *
+build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
+{
+	int			nsources = 0;
+	int			max_sources = 2 + state->nreceived * TLBF_MAX_SENT_RUNS;
+	TlbfRowCursor *cursors = palloc(max_sources * sizeof(TlbfRowCursor));
+	TlbfRun	   *sending_runs = palloc(TLBF_MAX_SENT_RUNS * sizeof(TlbfRun));
+	TlbfRowMerge merge;
+	Tlbf	   *f;
+
+	merge.next = palloc(max_sources * sizeof(TlbfRowNext));
+	merge.sources = palloc(max_sources * sizeof(void *));
+	merge.heads = palloc(max_sources * sizeof(TlbfRow));
+	merge.heap = palloc(max_sources * sizeof(int));
+
+	if (state->sorter != NULL)
+	{
+		row_sorter_sort(state->sorter);
+		merge.next[nsources] = row_sorter_next;
+		merge.sources[nsources++] = state->sorter;
+	}
+	if (state->sending != NULL)
+	{
+		RowStream  *s = state->sending;
+		int			nruns;
+
+		if (!tlbf_rows_split((uint8 *) s->data + sizeof(TlbfRowsHeader),
+							 s->used - sizeof(TlbfRowsHeader), s->data->nrows,
+							 sending_runs, TLBF_MAX_SENT_RUNS, &nruns))
+			elog(ERROR, "tlbf_agg's rows do not decode");
+		for (int r = 0; r < nruns; r++)
+		{
+			tlbf_cursor_open(&cursors[nsources], (uint8 *) s->data + sizeof(TlbfRowsHeader),
+							 s->used - sizeof(TlbfRowsHeader), &sending_runs[r]);
+			merge.next[nsources] = tlbf_cursor_next;
+			merge.sources[nsources] = &cursors[nsources];
+			nsources++;
+		}
+	}
+	for (int i = 0; i < state->nreceived; i++)
+	{
+		ReceivedRows *received = state->received[i];
+
+		for (int r = 0; r < received->nruns; r++)
+		{
+			tlbf_cursor_open(&cursors[nsources], received->rows, received->len,
+							 &received->runs[r]);
+			merge.next[nsources] = tlbf_cursor_next;
+			merge.sources[nsources] = &cursors[nsources];
+			nsources++;
+		}
+	}
+	Assert(nsources <= max_sources);
+
+	f = tlbf_agg_new_filter(&state->params, memory, context);
+	tlbf_row_merge_start(&merge, nsources);
+	tlbf_agg_insert_merged(&f, memory, &merge);
 	return f;
 }
 
 /*
- * The buffer grows by doubling (filter_args.c); when the filter shrinks to
- * less than half of it (expired slices dropped), it gives the room back.
- * So the state never holds more than twice the filter's size, plus the
- * slice a shift is about to add.
+ * Filters kept apart (built before rows came out of order, or sent by a
+ * participant instead of its rows) lose the slices that are expired at the
+ * newest row's time, as the slices of one filter built in time order would
+ * have been dropped by then.
  */
 static void
-fit_buffer(TlbfAggState *state)
+drop_expired_parts(TlbfAggState *state)
 {
-	Size		size = tlbf_size(state->growing);
+	TlbfTime	newest = state->growing->newest;
 
-	if (2 * size < state->memory.allocated)
+	for (int i = 0; i < state->nparts; i++)
+		newest = Max(newest, state->parts[i]->newest);
+	for (int i = 0; i < state->nparts; i++)
 	{
-		state->growing = repalloc(state->growing, 2 * size);
-		state->memory.allocated = 2 * size;
+		Tlbf	   *part = (Tlbf *) state->parts[i];
+
+		tlbf_drop_expired(part, newest);
+		tlbf_set_length(part);
 	}
 }
 
 /*
- * Add the row the state holds back, if any.  Every reader of the state's
- * filter calls this first.
+ * Turn the state into DIRECT with one filter holding every row it has (and
+ * its parts, still apart), without reordering any more.
  */
 static void
-add_pending(TlbfAggState *state)
+settle(TlbfAggState *state, MemoryContext context)
 {
-	TlbfStatus	status;
-	uint64		truncated;
-
-	if (!state->pending)
-		return;
+	if (state->course == AGG_DIRECT)
+	{
+		if (state->merge_in != NULL)
+		{
+			add_merge_in(state, TLBF_TIME_END);
+			Assert(state->merge_in == NULL);
+		}
+		forget_log(state);
+		state->reorders = false;
+		if (state->nreceived == 0)
+			return;
+		if (state->growing != NULL)
+		{
+			add_pending(state);
+			tlbf_set_length(state->growing);
+			add_part(state, state->growing, context);
+			state->growing = NULL;
+		}
+	}
+	state->growing = build_from_rows(state, &state->memory, context);
 	state->pending = false;
-	truncated = state->growing->truncated;
-	status = tlbf_insert(&state->growing, &state->memory,
-						 state->pending_hash, state->pending_at);
-	tlbf_check_status(status, truncated, state->growing);
-	fit_buffer(state);
+	if (state->sorter != NULL)
+		row_sorter_end(state->sorter);
+	state->sorter = NULL;
+	if (state->sending != NULL)
+		row_stream_free(state->sending);
+	state->sending = NULL;
+	for (int i = 0; i < state->nreceived; i++)
+	{
+		pfree((void *) state->received[i]->rows);
+		pfree(state->received[i]);
+	}
+	state->nreceived = 0;
+	state->course = AGG_DIRECT;
+	state->reorders = false;
+	drop_expired_parts(state);
+}
+
+/*
+ * A participant's rows passed what it may send: it sends a filter built
+ * from them instead, and adds its further rows to that.
+ */
+static void
+send_filter_instead(TlbfAggState *state, MemoryContext context)
+{
+	settle(state, context);
+}
+
+static void
+add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
+			const TlbfRow *row)
+{
+	if (state->sending == NULL)
+		state->sending = row_stream_create(context);
+	row_stream_append(state->sending, row);
+	if (state->sending->nruns > TLBF_MAX_SENT_RUNS)
+	{
+		start_sorting(state, fcinfo, context);
+		sort_stream(state, state->sending);
+		row_stream_free(state->sending);
+		state->sending = NULL;
+	}
+	else if (state->sending->used > TLBF_MAX_SENT_BYTES)
+		send_filter_instead(state, context);
 }
 
 /*
@@ -151,8 +555,7 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 {
 	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_trans");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
-	TlbfHash	hash;
-	TlbfTime	at;
+	TlbfRow		row;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
@@ -161,25 +564,27 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(state);
 	}
 	if (state == NULL)
-		state = new_state(context);
-	if (state->growing == NULL)
 	{
-		state->growing = first_filter(fcinfo, context);
-		tlbf_memory_for(&state->memory, state->growing, context);
+		state = new_state(context);
+		first_row_params(fcinfo, &state->params, &state->slack);
+		choose_course(state, fcinfo);
 	}
 
-	/*
-	 * Each row is added one call later: its bits are prefetched now and
-	 * written while the next row is fetched, instead of the insertion
-	 * waiting on k cache misses.  Rows are still added in their order.
-	 */
-	at = tlbf_time_arg(fcinfo, 2);
-	hash = tlbf_hash_arg(fcinfo, 1, state->growing->seed);
-	add_pending(state);
-	tlbf_prefetch_insert(state->growing, hash);
-	state->pending = true;
-	state->pending_hash = hash;
-	state->pending_at = at;
+	row.at = tlbf_time_arg(fcinfo, 2);
+	row.hash = tlbf_hash_arg(fcinfo, 1, state->params.seed);
+	switch (state->course)
+	{
+		case AGG_DIRECT:
+			add_direct(state, fcinfo, context, &row);
+			break;
+		case AGG_SORTING:
+			sort_row(state, &row);
+			break;
+		case AGG_SENDING:
+			add_sending(state, fcinfo, context, &row);
+			break;
+	}
+	state->has_rows = true;
 	PG_RETURN_POINTER(state);
 }
 
@@ -202,13 +607,23 @@ tlbf_union_agg_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(state);
 }
 
-/* The state's filters as one new value (the state is left as it was). */
-static Tlbf *
-state_value(TlbfAggState *state)
+static bool
+state_is_empty(const TlbfAggState *state)
 {
-	const Tlbf **inputs = palloc((state->nparts + 1) * sizeof(Tlbf *));
+	return state->growing == NULL && state->nparts == 0 && state->nreceived == 0 &&
+		state->sorter == NULL && state->sending == NULL && state->merge_in == NULL;
+}
+
+/* The state's filters as one new value (the state holds the same rows). */
+static Tlbf *
+state_value(TlbfAggState *state, MemoryContext context)
+{
+	const Tlbf **inputs;
 	int			n = 0;
 
+	if (state->reorders || state->course != AGG_DIRECT || state->nreceived > 0)
+		settle(state, context);
+	inputs = palloc((state->nparts + 1) * sizeof(Tlbf *));
 	if (state->growing != NULL)
 	{
 		add_pending(state);
@@ -225,17 +640,36 @@ state_value(TlbfAggState *state)
 Datum
 tlbf_agg_final(PG_FUNCTION_ARGS)
 {
+	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_final");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 
-	aggregate_context(fcinfo, "tlbf_agg_final");
-	if (state == NULL || (state->growing == NULL && state->nparts == 0))
+	if (state == NULL || state_is_empty(state))
 		PG_RETURN_NULL();
-	PG_RETURN_POINTER(state_value(state));
+	PG_RETURN_POINTER(state_value(state, context));
+}
+
+static ReceivedRows *
+copy_received(const ReceivedRows *received, MemoryContext context)
+{
+	ReceivedRows *copy = MemoryContextAlloc(context, sizeof(ReceivedRows));
+	uint8	   *rows = MemoryContextAlloc(context, Max(received->len, 1));
+
+	*copy = *received;
+	memcpy(rows, received->rows, received->len);
+	copy->rows = rows;
+	return copy;
+}
+
+static bool
+same_params(const TlbfParams *a, const TlbfParams *b)
+{
+	return a->span == b->span && a->error_rate == b->error_rate;
 }
 
 /*
- * Combine two partial states: the second's filters join the first's list.
- * Either may be NULL (a worker that saw no rows).
+ * Combine two partial states: the second's rows and filters join the
+ * first's, to be built and merged by the final function.  Either may be
+ * NULL (a worker that saw no rows).
  */
 Datum
 tlbf_agg_combine(PG_FUNCTION_ARGS)
@@ -243,6 +677,7 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_combine");
 	TlbfAggState *into = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 	TlbfAggState *from = PG_ARGISNULL(1) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(1);
+	bool		owned = from != NULL && from->owned_in == context;
 
 	if (from == NULL)
 	{
@@ -251,7 +686,27 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(into);
 	}
 	if (into == NULL)
+	{
 		into = new_state(context);
+		into->params = from->params;
+	}
+
+	/*
+	 * Rows another participant sent join the rows to merge, unless they are
+	 * for a filter of other parameters (the first row's span and error rate
+	 * differed): those are built apart and merged as a union.
+	 */
+	if (from->nreceived > 0 && !same_params(&into->params, &from->params))
+		settle(from, context);
+	for (int i = 0; i < from->nreceived; i++)
+		add_received(into, owned ? from->received[i] :
+					 copy_received(from->received[i], context), context);
+	if (owned)
+		from->nreceived = 0;
+
+	/* A state that was not sent (never, in PostgreSQL's plans) settles. */
+	if (from->course != AGG_DIRECT || from->merge_in != NULL)
+		settle(from, context);
 	if (from->growing != NULL)
 	{
 		add_pending(from);
@@ -265,39 +720,51 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 	 * away instead of having them copied: they are megabytes each, and
 	 * nothing else points to them.
 	 */
-	if (from->parts_owned_in == context)
-	{
-		for (int i = 0; i < from->nparts; i++)
-			add_part(into, from->parts[i], context);
+	for (int i = 0; i < from->nparts; i++)
+		add_part(into, owned ? from->parts[i] : copy_in(from->parts[i], context), context);
+	if (owned)
 		from->nparts = 0;
-	}
-	else
-	{
-		for (int i = 0; i < from->nparts; i++)
-			add_part(into, copy_in(from->parts[i], context), context);
-	}
 	PG_RETURN_POINTER(into);
 }
 
 /*
- * A state travels as its merged filter's bytes (a tlbf value is a bytea).
- * A state that is one growing filter (a parallel worker's) is sent as it
- * is, without a copy: the executor only reads the result, to form the
- * tuple it sends, and the state stays valid.
+ * A partial state travels as its rows (a SENDING state: in place, without a
+ * copy; the executor only reads the result to form the tuple it sends, and
+ * the state stays valid), sorted if they were being sorted, or else as its
+ * filters merged into one value (a tlbf value is a bytea).
  */
 Datum
 tlbf_agg_serialize(PG_FUNCTION_ARGS)
 {
+	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_serialize");
 	TlbfAggState *state = (TlbfAggState *) PG_GETARG_POINTER(0);
+	bool		only_rows = state->nparts == 0 && state->nreceived == 0;
 
-	aggregate_context(fcinfo, "tlbf_agg_serialize");
-	if (state->growing != NULL && state->nparts == 0)
+	if (only_rows && state->course == AGG_SENDING)
+		PG_RETURN_BYTEA_P(row_stream_bytes(state->sending, &state->params));
+	if (only_rows && state->course == AGG_SORTING &&
+		state->sorted_rows <= TLBF_MAX_SENT_BYTES / TLBF_ROW_MAX_BYTES)
+	{
+		RowStream  *sorted = row_stream_create(context);
+		TlbfRow		row;
+
+		row_sorter_sort(state->sorter);
+		while (row_sorter_next(state->sorter, &row))
+			row_stream_append(sorted, &row);
+		row_sorter_end(state->sorter);
+		state->sorter = NULL;
+		state->sending = sorted;
+		state->course = AGG_SENDING;
+		PG_RETURN_BYTEA_P(row_stream_bytes(state->sending, &state->params));
+	}
+	if (state->growing != NULL && state->nparts == 0 &&
+		state->course == AGG_DIRECT && !state->reorders && state->nreceived == 0)
 	{
 		add_pending(state);
 		tlbf_set_length(state->growing);
 		PG_RETURN_BYTEA_P((bytea *) state->growing);
 	}
-	PG_RETURN_BYTEA_P((bytea *) state_value(state));
+	PG_RETURN_BYTEA_P((bytea *) state_value(state, context));
 }
 
 Datum
@@ -306,13 +773,24 @@ tlbf_agg_deserialize(PG_FUNCTION_ARGS)
 	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_deserialize");
 	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
 	TlbfAggState *state = new_state(context);
-	MemoryContext old = MemoryContextSwitchTo(context);
 
-	add_part(state, tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
-										ERRCODE_INVALID_BINARY_REPRESENTATION,
-										"aggregate state"),
-			 context);
-	state->parts_owned_in = context;
-	MemoryContextSwitchTo(old);
+	if (row_bytes_are_stream(bytes))
+	{
+		ReceivedRows *received = row_stream_receive(bytes, context);
+
+		state->params = received->params;
+		add_received(state, received, context);
+	}
+	else
+	{
+		MemoryContext old = MemoryContextSwitchTo(context);
+
+		add_part(state, tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
+											ERRCODE_INVALID_BINARY_REPRESENTATION,
+											"aggregate state"),
+				 context);
+		MemoryContextSwitchTo(old);
+	}
+	state->owned_in = context;
 	PG_RETURN_POINTER(state);
 }

@@ -1,0 +1,329 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_rows.c
+ *	  What tlbf_agg keeps of rows it cannot add to its filter yet:
+ *
+ *	  - a RowStream, the rows in arrival order, compactly encoded (about
+ *		18 bytes a row), in memory: the log of the rows a filter holds while
+ *		they may still have to be re-added, and a parallel worker's rows,
+ *		which it sends as its partial state;
+ *	  - a RowSorter, a tuplesort of (time, hash), which keeps to work_mem
+ *		and spills to disk, for rows in no useful order;
+ *
+ *	  and adding rows to a filter in time order from a merge of those.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "agg_rows.h"
+
+#include "access/tupdesc.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/tuplesort.h"
+
+#define ROW_STREAM_FIRST_BYTES 8192
+
+void
+tlbf_agg_params(TlbfParams *params, int64 span, double error_rate)
+{
+	params->span = span;
+	params->error_rate = error_rate;
+	params->capacity = TLBF_DEFAULT_CAPACITY;
+	params->k = 0;
+	params->l = 0;
+	params->seed = TLBF_DEFAULT_SEED;
+}
+
+RowStream *
+row_stream_create(MemoryContext parent)
+{
+	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg rows",
+												  ALLOCSET_DEFAULT_SIZES);
+	RowStream  *stream = MemoryContextAllocZero(context, sizeof(RowStream));
+
+	stream->context = context;
+	stream->allocated = ROW_STREAM_FIRST_BYTES;
+	stream->data = MemoryContextAllocZero(context, stream->allocated);
+	stream->used = sizeof(TlbfRowsHeader);
+	return stream;
+}
+
+void
+row_stream_append(RowStream *stream, const TlbfRow *row)
+{
+	if (stream->used + TLBF_ROW_MAX_BYTES > stream->allocated)
+	{
+		Size		grown = Min(2 * stream->allocated, MaxAllocSize);
+
+		if (stream->used + TLBF_ROW_MAX_BYTES > grown)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("tlbf_agg cannot hold more rows out of time order")));
+		stream->data = repalloc(stream->data, grown);
+		stream->allocated = grown;
+	}
+	if (stream->data->nrows == 0 || row->at < stream->last_at)
+		stream->nruns++;
+	stream->used += tlbf_row_encode((uint8 *) stream->data + stream->used,
+									stream->last_at, row);
+	stream->last_at = row->at;
+	stream->data->nrows++;
+}
+
+void
+row_stream_free(RowStream *stream)
+{
+	MemoryContextDelete(stream->context);
+}
+
+/* The stream as a bytea, in place: valid until the stream changes. */
+bytea *
+row_stream_bytes(RowStream *stream, const TlbfParams *params)
+{
+	TlbfRowsHeader *header = stream->data;
+
+	header->magic = TLBF_ROWS_MAGIC;
+	header->version = TLBF_ROWS_VERSION;
+	header->reserved0 = 0;
+	header->reserved1 = 0;
+	header->span = params->span;
+	header->error_rate = params->error_rate;
+	SET_VARSIZE(header, stream->used);
+	return (bytea *) header;
+}
+
+/* A cursor over the whole stream, in arrival order. */
+void
+row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
+{
+	TlbfRun		all = {sizeof(TlbfRowsHeader), 0, stream->data->nrows};
+
+	tlbf_cursor_open(cursor, (const uint8_t *) stream->data, stream->used, &all);
+}
+
+/* Is this partial state a stream of rows (else it is a filter)? */
+bool
+row_bytes_are_stream(const bytea *bytes)
+{
+	uint32		magic;
+
+	if (VARSIZE_ANY_EXHDR(bytes) < sizeof(magic))
+		return false;
+	memcpy(&magic, VARDATA_ANY(bytes), sizeof(magic));
+	return magic == TLBF_ROWS_MAGIC;
+}
+
+static void
+bad_stream(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("invalid tlbf_agg state"),
+			 errdetail("%s", detail)));
+}
+
+/*
+ * Check a stream another process sent (every byte, as for any value from
+ * outside) and copy it into 'context', split into its runs.
+ */
+ReceivedRows *
+row_stream_receive(const bytea *bytes, MemoryContext context)
+{
+	Size		len = VARSIZE_ANY_EXHDR(bytes);
+	Size		rows_len;
+	TlbfRowsHeader header;
+	ReceivedRows *received;
+	TlbfProblem problem;
+	uint8	   *rows;
+
+	if (len < sizeof(TlbfRowsHeader) - VARHDRSZ)
+		bad_stream("The state is shorter than its header.");
+	memcpy((char *) &header + VARHDRSZ, VARDATA_ANY(bytes), sizeof(header) - VARHDRSZ);
+	if (header.magic != TLBF_ROWS_MAGIC || header.version != TLBF_ROWS_VERSION)
+		bad_stream("The state's format is not one this version knows.");
+	if (header.reserved0 != 0 || header.reserved1 != 0)
+		bad_stream("Reserved fields are not zero.");
+
+	received = MemoryContextAllocZero(context, sizeof(ReceivedRows));
+	tlbf_agg_params(&received->params, header.span, header.error_rate);
+	if (!tlbf_check_params(&received->params, &problem))
+		bad_stream(problem.message);
+
+	rows_len = len - (sizeof(TlbfRowsHeader) - VARHDRSZ);
+	rows = MemoryContextAlloc(context, Max(rows_len, 1));
+	memcpy(rows, VARDATA_ANY(bytes) + sizeof(TlbfRowsHeader) - VARHDRSZ, rows_len);
+	if (!tlbf_rows_split(rows, rows_len, header.nrows, received->runs,
+						 TLBF_MAX_SENT_RUNS, &received->nruns))
+		bad_stream("The rows do not decode, or come in too many runs.");
+	received->rows = rows;
+	received->len = rows_len;
+	return received;
+}
+
+struct RowSorter
+{
+	Tuplesortstate *sort;
+	TupleTableSlot *in;
+	TupleTableSlot *out;
+};
+
+/*
+ * A sort of rows by time in 'context' (the sort's own memory goes below
+ * it), keeping to work_mem.  Rows of equal time come out in no set order.
+ */
+RowSorter *
+row_sorter_begin(MemoryContext context)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+	RowSorter  *sorter = palloc0(sizeof(RowSorter));
+	TupleDesc	desc = CreateTemplateTupleDesc(3);
+	AttrNumber	time_column = 1;
+	Oid			less_than = Int8LessOperator;
+	Oid			collation = InvalidOid;
+	bool		nulls_first = false;
+
+	TupleDescInitEntry(desc, 1, "at", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, 2, "hash_a", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, 3, "hash_b", INT8OID, -1, 0);
+	sorter->sort = tuplesort_begin_heap(desc, 1, &time_column, &less_than,
+										&collation, &nulls_first, work_mem,
+										NULL, TUPLESORT_NONE);
+	sorter->in = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	sorter->out = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	MemoryContextSwitchTo(old);
+	return sorter;
+}
+
+void
+row_sorter_put(RowSorter *sorter, const TlbfRow *row)
+{
+	TupleTableSlot *slot = sorter->in;
+
+	ExecClearTuple(slot);
+	slot->tts_values[0] = Int64GetDatum(row->at);
+	slot->tts_values[1] = Int64GetDatum((int64) row->hash.a);
+	slot->tts_values[2] = Int64GetDatum((int64) row->hash.b);
+	memset(slot->tts_isnull, 0, 3 * sizeof(bool));
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(sorter->sort, slot);
+}
+
+void
+row_sorter_put_all(RowSorter *sorter, TlbfRowCursor *cursor)
+{
+	TlbfRow		row;
+
+	while (tlbf_cursor_next(cursor, &row))
+		row_sorter_put(sorter, &row);
+}
+
+void
+row_sorter_sort(RowSorter *sorter)
+{
+	tuplesort_performsort(sorter->sort);
+}
+
+/* A TlbfRowNext over a sorted RowSorter. */
+bool
+row_sorter_next(void *source, TlbfRow *row)
+{
+	RowSorter  *sorter = source;
+	TupleTableSlot *slot = sorter->out;
+
+	if (!tuplesort_gettupleslot(sorter->sort, true, false, slot, NULL))
+		return false;
+	slot_getallattrs(slot);
+	row->at = DatumGetInt64(slot->tts_values[0]);
+	row->hash.a = (uint64) DatumGetInt64(slot->tts_values[1]);
+	row->hash.b = (uint64) DatumGetInt64(slot->tts_values[2]);
+	return true;
+}
+
+/* Release the sort's memory and temporary files. */
+void
+row_sorter_end(RowSorter *sorter)
+{
+	tuplesort_end(sorter->sort);
+	ExecDropSingleTupleTableSlot(sorter->in);
+	ExecDropSingleTupleTableSlot(sorter->out);
+	pfree(sorter);
+}
+
+/* An empty filter for the aggregate, growing in 'context'. */
+Tlbf *
+tlbf_agg_new_filter(const TlbfParams *params, TlbfMemory *memory,
+					MemoryContext context)
+{
+	TlbfParams	checked = *params;
+	Tlbf	   *f;
+
+	tlbf_check_create_params(&checked);
+	f = MemoryContextAlloc(context, sizeof(Tlbf));
+	tlbf_init(f, &checked);
+	tlbf_set_length(f);
+	tlbf_memory_for(memory, f, context);
+	return f;
+}
+
+/*
+ * Add one row.  The buffer grows by doubling (filter_args.c); when the
+ * filter shrinks to less than half of it (expired slices dropped), it gives
+ * the room back.  So it never holds more than twice the filter's size,
+ * plus the slice a shift is about to add.
+ */
+void
+tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+{
+	uint64		truncated = (*f)->truncated;
+	TlbfStatus	status = tlbf_insert(f, memory, hash, at);
+	Size		size;
+
+	tlbf_check_status(status, truncated, *f);
+	size = tlbf_size(*f);
+	if (2 * size < memory->allocated)
+	{
+		*f = repalloc(*f, 2 * size);
+		memory->allocated = 2 * size;
+	}
+}
+
+/*
+ * Add every row of a merge, in its (time) order.  The words of the row
+ * PREFETCH_DISTANCE rows ahead are prefetched before each insertion, so
+ * that the insertions do not wait on their cache misses one after another.
+ * (A prefetch is a hint: when a shift moves the slices in between, the
+ * insertion is still right, only slower.)
+ */
+#define PREFETCH_DISTANCE 8
+
+void
+tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge)
+{
+	TlbfRow		ahead[PREFETCH_DISTANCE];
+	int			n = 0;
+	uint64		count = 0;
+
+	while (n < PREFETCH_DISTANCE && tlbf_row_merge_next(merge, &ahead[n]))
+		tlbf_prefetch_insert(*f, ahead[n++].hash);
+	for (;;)
+	{
+		int			slot = (int) (count % PREFETCH_DISTANCE);
+		TlbfRow		row;
+
+		if (n == 0)
+			break;
+		row = ahead[slot];
+		n--;
+		if (tlbf_row_merge_next(merge, &ahead[slot]))
+		{
+			tlbf_prefetch_insert(*f, ahead[slot].hash);
+			n++;
+		}
+		tlbf_agg_insert(f, memory, row.hash, row.at);
+		if ((++count & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}

@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_rows.h
+ *	  Where tlbf_agg keeps rows it cannot add to its filter yet, and how it
+ *	  adds them in time order at the end (agg_rows.c; the state machine that
+ *	  uses them is aggregates.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_AGG_ROWS_H
+#define TLBF_AGG_ROWS_H
+
+#include "tlbf_pg.h"
+
+#include "core/tlbf_rows.h"
+
+/*
+ * A stream of rows in memory (tlbf_rows.h), behind a header that makes it
+ * a bytea: a parallel worker sends it as its partial state as it is.
+ */
+#define TLBF_ROWS_MAGIC		0x52424C54u /* "TLBR" read as little-endian */
+#define TLBF_ROWS_VERSION	1
+
+typedef struct TlbfRowsHeader
+{
+	uint32		length_word;	/* the varlena length */
+	uint32		magic;			/* TLBF_ROWS_MAGIC */
+	uint16		version;		/* TLBF_ROWS_VERSION */
+	uint16		reserved0;		/* zero */
+	uint32		reserved1;		/* zero */
+	int64		span;			/* the filter's, in microseconds */
+	double		error_rate;		/* the filter's */
+	uint64		nrows;
+} TlbfRowsHeader;
+
+/*
+ * A sender sorts its rows before sending more runs than this, and a
+ * receiver refuses a stream with more.
+ */
+#define TLBF_MAX_SENT_RUNS	16
+
+typedef struct RowStream
+{
+	MemoryContext context;		/* its own: deleting it frees the rows */
+	TlbfRowsHeader *data;		/* header, then the encoded rows */
+	Size		used;			/* bytes, header included */
+	Size		allocated;
+	TlbfTime	last_at;		/* the last row's time (0 before the first) */
+	int			nruns;			/* ascending runs so far */
+} RowStream;
+
+/* A stream another process sent, checked and split into its runs. */
+typedef struct ReceivedRows
+{
+	const uint8 *rows;			/* the encoded rows */
+	Size		len;
+	TlbfParams	params;
+	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
+	int			nruns;
+} ReceivedRows;
+
+typedef struct RowSorter RowSorter;
+
+/* Parameters of a filter an aggregate builds (span and error rate given). */
+extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
+
+extern RowStream *row_stream_create(MemoryContext parent);
+extern void row_stream_append(RowStream *stream, const TlbfRow *row);
+extern void row_stream_free(RowStream *stream);
+extern bytea *row_stream_bytes(RowStream *stream, const TlbfParams *params);
+extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
+
+extern bool row_bytes_are_stream(const bytea *bytes);
+extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext context);
+
+extern RowSorter *row_sorter_begin(MemoryContext context);
+extern void row_sorter_put(RowSorter *sorter, const TlbfRow *row);
+extern void row_sorter_put_all(RowSorter *sorter, TlbfRowCursor *cursor);
+extern void row_sorter_sort(RowSorter *sorter);
+extern bool row_sorter_next(void *sorter, TlbfRow *row);
+extern void row_sorter_end(RowSorter *sorter);
+
+extern Tlbf *tlbf_agg_new_filter(const TlbfParams *params, TlbfMemory *memory,
+								 MemoryContext context);
+extern void tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at);
+extern void tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge);
+
+#endif							/* TLBF_AGG_ROWS_H */

@@ -1,0 +1,196 @@
+/*-------------------------------------------------------------------------
+ *
+ * rows.c
+ *	  Encoding rows (time, hash) into a stream, splitting a stream into its
+ *	  ascending runs, and merging runs by time (see tlbf_rows.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "tlbf_rows.h"
+
+/*
+ * The difference of two times, taken modulo 2^64 and zigzag-encoded: small
+ * steps either way give small numbers.  Any two int64 times round-trip.
+ */
+size_t
+tlbf_row_encode(uint8_t *out, TlbfTime prev, const TlbfRow *row)
+{
+	int64_t		delta = (int64_t) ((uint64_t) row->at - (uint64_t) prev);
+	uint64_t	zigzag = ((uint64_t) delta << 1) ^ (uint64_t) (delta >> 63);
+	size_t		n = 0;
+
+	while (zigzag >= 0x80)
+	{
+		out[n++] = (uint8_t) (zigzag | 0x80);
+		zigzag >>= 7;
+	}
+	out[n++] = (uint8_t) zigzag;
+	memcpy(out + n, &row->hash.a, sizeof(uint64_t));
+	memcpy(out + n + 8, &row->hash.b, sizeof(uint64_t));
+	return n + 16;
+}
+
+/*
+ * Decode the row at *p, advancing *p and *prev.  False if the bytes end
+ * early, the varint is longer than 64 bits, or the time is not a valid
+ * timestamp (the core's insertion requires one).
+ */
+bool
+tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfTime *prev, TlbfRow *row)
+{
+	const uint8_t *q = *p;
+	uint64_t	zigzag = 0;
+	int64_t		delta;
+
+	for (int shift = 0;; shift += 7)
+	{
+		if (q == end || shift > 63)
+			return false;
+		zigzag |= (uint64_t) (*q & 0x7f) << shift;
+		if ((*q++ & 0x80) == 0)
+			break;
+	}
+	if ((size_t) (end - q) < 16)
+		return false;
+	delta = (int64_t) (zigzag >> 1) ^ -(int64_t) (zigzag & 1);
+	row->at = (TlbfTime) ((uint64_t) *prev + (uint64_t) delta);
+	if (row->at < TLBF_TIME_MIN || row->at >= TLBF_TIME_END)
+		return false;
+	memcpy(&row->hash.a, q, sizeof(uint64_t));
+	memcpy(&row->hash.b, q + 8, sizeof(uint64_t));
+	*p = q + 16;
+	*prev = row->at;
+	return true;
+}
+
+/*
+ * Check a stream of 'nrows' rows that must fill 'len' bytes exactly, and
+ * find its ascending runs (a row older than the one before starts a new
+ * run; equal times stay in the run, in their order).  False if a row does
+ * not decode, the count or length is off, or there are more than max_runs
+ * runs.
+ */
+bool
+tlbf_rows_split(const uint8_t *data, size_t len, uint64_t nrows,
+				TlbfRun *runs, int max_runs, int *nruns)
+{
+	const uint8_t *p = data;
+	const uint8_t *end = data + len;
+	TlbfTime	prev = 0;
+	TlbfRow		row;
+	int			n = 0;
+
+	for (uint64_t i = 0; i < nrows; i++)
+	{
+		size_t		offset = (size_t) (p - data);
+		TlbfTime	before = prev;
+
+		if (!tlbf_row_decode(&p, end, &prev, &row))
+			return false;
+		if (i == 0 || row.at < before)
+		{
+			if (n == max_runs)
+				return false;
+			runs[n].offset = offset;
+			runs[n].prev = before;
+			runs[n].rows = 0;
+			n++;
+		}
+		runs[n - 1].rows++;
+	}
+	if (p != end)
+		return false;
+	*nruns = n;
+	return true;
+}
+
+void
+tlbf_cursor_open(TlbfRowCursor *cursor, const uint8_t *data, size_t len,
+				 const TlbfRun *run)
+{
+	cursor->next = data + run->offset;
+	cursor->end = data + len;
+	cursor->prev = run->prev;
+	cursor->left = run->rows;
+}
+
+/* A TlbfRowNext over a cursor. */
+bool
+tlbf_cursor_next(void *source, TlbfRow *row)
+{
+	TlbfRowCursor *cursor = source;
+
+	if (cursor->left == 0 ||
+		!tlbf_row_decode(&cursor->next, cursor->end, &cursor->prev, row))
+		return false;
+	cursor->left--;
+	return true;
+}
+
+/* Is source a's head before source b's?  Equal times: the lower source. */
+static inline bool
+comes_first(const TlbfRowMerge *m, int a, int b)
+{
+	TlbfTime	ta = m->heads[a].at;
+	TlbfTime	tb = m->heads[b].at;
+
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void
+sift_down(TlbfRowMerge *m, int i)
+{
+	for (;;)
+	{
+		int			least = i;
+		int			left = 2 * i + 1;
+		int			right = left + 1;
+		int			swap;
+
+		if (left < m->nheap && comes_first(m, m->heap[left], m->heap[least]))
+			least = left;
+		if (right < m->nheap && comes_first(m, m->heap[right], m->heap[least]))
+			least = right;
+		if (least == i)
+			return;
+		swap = m->heap[i];
+		m->heap[i] = m->heap[least];
+		m->heap[least] = swap;
+		i = least;
+	}
+}
+
+/*
+ * Start merging: the caller has set next[], sources[], and room for
+ * heads[] and heap[] of 'nsources' entries.  Each source must give its rows
+ * in ascending time; the merge gives all of them in ascending time, rows of
+ * equal time in the order of their sources.
+ */
+void
+tlbf_row_merge_start(TlbfRowMerge *merge, int nsources)
+{
+	merge->nsources = nsources;
+	merge->nheap = 0;
+	for (int i = 0; i < nsources; i++)
+		if (merge->next[i] (merge->sources[i], &merge->heads[i]))
+			merge->heap[merge->nheap++] = i;
+	for (int i = merge->nheap / 2 - 1; i >= 0; i--)
+		sift_down(merge, i);
+}
+
+bool
+tlbf_row_merge_next(TlbfRowMerge *merge, TlbfRow *row)
+{
+	int			top;
+
+	if (merge->nheap == 0)
+		return false;
+	top = merge->heap[0];
+	*row = merge->heads[top];
+	if (!merge->next[top] (merge->sources[top], &merge->heads[top]))
+		merge->heap[0] = merge->heap[--merge->nheap];
+	sift_down(merge, 0);
+	return true;
+}
