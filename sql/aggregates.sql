@@ -33,7 +33,7 @@ END $$;
 SELECT (SELECT tlbf_agg(user_id, at, '1 hour' ORDER BY at) FROM visits WHERE site = 'site-1')::text
        = (SELECT f FROM one_by_one)::text AS same_bytes;
 
--- In any order no key is lost; older keys may live longer (see README).
+-- In any order no key is lost (agg_order.sql: the filter is the same).
 SELECT setseed(0.42);
 CREATE TABLE shuffled AS SELECT * FROM visits ORDER BY random();
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, v.user_id, '2024-01-01 02:00+00')) AS missed
