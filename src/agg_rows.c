@@ -7,6 +7,8 @@
  *		18 bytes a row), in memory: the log of the rows a filter holds while
  *		they may still have to be re-added, and a parallel worker's rows,
  *		which it sends as its partial state;
+ *	  - a RowLog, the log of a filter's rows: a RowStream while it fits in
+ *		its share of work_mem, then a temporary file;
  *	  - a RowSorter, a tuplesort of (time, hash), which keeps to work_mem
  *		and spills to disk, for rows in no useful order;
  *
@@ -21,6 +23,7 @@
 #include "catalog/pg_type_d.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "storage/buffile.h"
 #include "utils/memutils.h"
 #include "utils/tuplesort.h"
 
@@ -161,6 +164,130 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 	received->rows = rows;
 	received->len = rows_len;
 	return received;
+}
+
+/*
+ * The most a log writes to its temporary file (44 million rows); a longer
+ * log is dropped, and rows that come out of order after it are merged as a
+ * union (see aggregates.c).
+ */
+#define ROW_LOG_MAX_FILE_BYTES ((uint64) 1 << 30)
+
+struct RowLog
+{
+	MemoryContext context;		/* its own */
+	RowStream  *stream;			/* the rows while in memory, else NULL */
+	BufFile    *file;			/* the rows once spilled, else NULL */
+	uint64		rows;
+	bool		may_spill;
+	TlbfRowCursor cursor;		/* reading the stream */
+	uint64		left;			/* reading the file: rows not read yet */
+};
+
+RowLog *
+row_log_create(MemoryContext parent, bool may_spill)
+{
+	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg log",
+												  ALLOCSET_SMALL_SIZES);
+	RowLog	   *log = MemoryContextAllocZero(context, sizeof(RowLog));
+
+	log->context = context;
+	log->stream = row_stream_create(context);
+	log->may_spill = may_spill;
+	return log;
+}
+
+/* A row as the file holds it: 24 bytes, the time and the two hash halves. */
+static void
+write_row(BufFile *file, const TlbfRow *row)
+{
+	BufFileWrite(file, (void *) row, sizeof(TlbfRow));
+}
+
+/* Move the rows to a temporary file, from now on the log's home. */
+static void
+spill(RowLog *log)
+{
+	MemoryContext old = MemoryContextSwitchTo(log->context);
+	TlbfRowCursor cursor;
+	TlbfRow		row;
+
+	log->file = BufFileCreateTemp(false);
+	row_stream_cursor(log->stream, &cursor);
+	while (tlbf_cursor_next(&cursor, &row))
+		write_row(log->file, &row);
+	row_stream_free(log->stream);
+	log->stream = NULL;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Add a row.  False if the log cannot hold it (past its memory budget and
+ * not allowed to spill, or past its file's limit): the caller drops it.
+ */
+bool
+row_log_append(RowLog *log, const TlbfRow *row, Size memory_budget)
+{
+	log->rows++;
+	if (log->stream != NULL)
+	{
+		row_stream_append(log->stream, row);
+		if (log->stream->used <= memory_budget)
+			return true;
+		if (!log->may_spill)
+			return false;
+		spill(log);
+		return true;
+	}
+	if (log->rows * sizeof(TlbfRow) > ROW_LOG_MAX_FILE_BYTES)
+		return false;
+	write_row(log->file, row);
+	return true;
+}
+
+/* The memory the log's rows take (none once in a file). */
+Size
+row_log_memory(const RowLog *log)
+{
+	return log->stream == NULL ? 0 : log->stream->used;
+}
+
+void
+row_log_start_reading(RowLog *log)
+{
+	if (log->stream != NULL)
+		row_stream_cursor(log->stream, &log->cursor);
+	else if (BufFileSeek(log->file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind tlbf_agg's temporary file")));
+	log->left = log->rows;
+}
+
+/* A TlbfRowNext over a log, in arrival order. */
+bool
+row_log_next(void *source, TlbfRow *row)
+{
+	RowLog	   *log = source;
+
+	if (log->stream != NULL)
+		return tlbf_cursor_next(&log->cursor, row);
+	if (log->left == 0)
+		return false;
+	if (BufFileRead(log->file, row, sizeof(TlbfRow)) != sizeof(TlbfRow))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read tlbf_agg's temporary file")));
+	log->left--;
+	return true;
+}
+
+void
+row_log_free(RowLog *log)
+{
+	if (log->file != NULL)
+		BufFileClose(log->file);
+	MemoryContextDelete(log->context);
 }
 
 struct RowSorter

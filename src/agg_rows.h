@@ -61,6 +61,13 @@ typedef struct ReceivedRows
 
 typedef struct RowSorter RowSorter;
 
+/*
+ * A log of rows in arrival order: a RowStream while it fits its memory
+ * budget; past it, if it may spill, a temporary file of fixed-size rows,
+ * else dropped.
+ */
+typedef struct RowLog RowLog;
+
 /* Parameters of a filter an aggregate builds (span and error rate given). */
 extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
 
@@ -72,6 +79,13 @@ extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
 
 extern bool row_bytes_are_stream(const bytea *bytes);
 extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext context);
+
+extern RowLog *row_log_create(MemoryContext parent, bool may_spill);
+extern bool row_log_append(RowLog *log, const TlbfRow *row, Size memory_budget);
+extern Size row_log_memory(const RowLog *log);
+extern void row_log_start_reading(RowLog *log);
+extern bool row_log_next(void *log, TlbfRow *row);
+extern void row_log_free(RowLog *log);
 
 extern RowSorter *row_sorter_begin(MemoryContext context);
 extern void row_sorter_put(RowSorter *sorter, const TlbfRow *row);

@@ -11,16 +11,20 @@
  * where it belonged.  The state therefore takes one of three courses:
  *
  * DIRECT: rows are added to the filter as they come (in place, growing by
- *	  doubling; each row one call late, see add_in_order).  In a plain or
- *	  sorted aggregation it also keeps a log of the rows the filter holds, as
- *	  long as the log fits in work_mem.  A row older than the one before
- *	  turns the log into a run of rows to merge in: a new filter takes the
- *	  new rows, each after the logged rows older than it.  That is exactly
- *	  the time order when the input is two ascending runs, as a heap scan
- *	  that starts in the middle of the table (a synchronized scan) gives.
- * SORTING: after a second descent, or one without the log, rows go to a
- *	  tuplesort (work_mem, then disk) and are added in time order at the end.
- *	  A filter already built without its log is kept and merged with the
+ *	  doubling; each row one call late, see add_in_order).  It also keeps a
+ *	  log of the rows the filter holds: in work_mem, then in a temporary
+ *	  file (in a hashed aggregation, where every group's state is kept at
+ *	  once, the groups share work_mem and the log is dropped past its
+ *	  share).  A row older than the newest one by more than the slack (one
+ *	  planned generation, span / l; later rows are added as they come, at
+ *	  the newest time, as a filter does) is a descent.  The first turns the
+ *	  log into a run of rows to merge in: a new filter takes the new rows,
+ *	  each after the logged rows older than it.  That is exactly the time
+ *	  order when the input is two ascending runs, as a heap scan that
+ *	  starts in the middle of the table (a synchronized scan) gives.
+ * SORTING: after a second descent, rows go to a tuplesort (work_mem, then
+ *	  disk) with the logged ones, and are added in time order at the end.
+ *	  Without the log, the filter already built is kept and merged with the
  *	  result as a union (tlbf_union: its false positives add up).
  * SENDING: a partial aggregation (parallel workers, partitionwise plans)
  *	  keeps its rows compactly as they come and sends them, not a filter;
@@ -80,11 +84,13 @@ typedef struct TlbfAggState
 	TlbfMemory	memory;			/* how it may grow */
 	bool		pending;		/* a row hashed but not yet added */
 	TlbfRow		pending_row;
-	RowStream  *log;			/* every row 'growing' holds, or NULL */
+	RowLog	   *log;			/* every row 'growing' holds, or NULL */
+	Size		log_budget;		/* the memory the log may take */
+	uint64		logged;
 	int			descents;		/* rows older than the one before */
-	RowStream  *merge_in;		/* older rows to add before each row */
-	TlbfRowCursor merge_cursor;
+	RowLog	   *merge_in;		/* older rows to add before each row */
 	TlbfRow		merge_head;		/* merge_in's next row */
+	bool		cleanup_registered;
 
 	/* AGG_SORTING */
 	RowSorter  *sorter;
@@ -191,9 +197,18 @@ choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 		state->reorders = true;
 }
 
+static bool
+one_group_at_a_time(const TlbfAggState *state)
+{
+	AggStrategy strategy = state->aggstate->aggstrategy;
+
+	return strategy == AGG_PLAIN || strategy == AGG_SORTED;
+}
+
 /*
- * The log may take work_mem.  A hashed aggregation keeps every group's
- * state at once, so there the groups share it.
+ * The log may take work_mem in memory, and spill to a temporary file past
+ * it.  A hashed aggregation keeps every group's state at once, so there the
+ * groups share work_mem and a log that passes its share is dropped.
  */
 static Size
 log_budget(const TlbfAggState *state)
@@ -201,10 +216,10 @@ log_budget(const TlbfAggState *state)
 	Size		budget = (Size) work_mem * 1024;
 	AggState   *aggstate = state->aggstate;
 
-	if (aggstate->aggstrategy == AGG_HASHED || aggstate->aggstrategy == AGG_MIXED)
+	if (!one_group_at_a_time(state))
 		budget /= Max(aggstate->hash_ngroups_current, 1);
 	if (state->merge_in != NULL)
-		budget -= Min(budget, state->merge_in->used);
+		budget -= Min(budget, row_log_memory(state->merge_in));
 	return budget;
 }
 
@@ -212,17 +227,24 @@ static void
 forget_log(TlbfAggState *state)
 {
 	if (state->log != NULL)
-		row_stream_free(state->log);
+		row_log_free(state->log);
 	state->log = NULL;
+}
+
+static void
+start_log(TlbfAggState *state, MemoryContext context)
+{
+	state->log = row_log_create(context, one_group_at_a_time(state));
+	state->log_budget = log_budget(state);
+	state->logged = 0;
 }
 
 static void
 log_row(TlbfAggState *state, const TlbfRow *row)
 {
-	RowStream  *log = state->log;
-
-	row_stream_append(log, row);
-	if ((log->data->nrows & 1023) == 0 && log->used > log_budget(state))
+	if ((++state->logged & 1023) == 0)
+		state->log_budget = log_budget(state);
+	if (!row_log_append(state->log, row, state->log_budget))
 		forget_log(state);
 }
 
@@ -257,9 +279,9 @@ add_in_order(TlbfAggState *state, const TlbfRow *row)
 static void
 advance_merge_in(TlbfAggState *state)
 {
-	if (!tlbf_cursor_next(&state->merge_cursor, &state->merge_head))
+	if (!row_log_next(state->merge_in, &state->merge_head))
 	{
-		row_stream_free(state->merge_in);
+		row_log_free(state->merge_in);
 		state->merge_in = NULL;
 	}
 }
@@ -275,27 +297,40 @@ add_merge_in(TlbfAggState *state, TlbfTime until)
 	}
 }
 
+/*
+ * Close the state's temporary files (the sort's, the logs') when the
+ * aggregate's memory is reset.  On an error, the resource owner closes them.
+ */
 static void
-end_sorter(Datum arg)
+end_state_files(Datum arg)
 {
 	TlbfAggState *state = (TlbfAggState *) DatumGetPointer(arg);
 
 	if (state->sorter != NULL)
 		row_sorter_end(state->sorter);
 	state->sorter = NULL;
+	forget_log(state);
+	if (state->merge_in != NULL)
+		row_log_free(state->merge_in);
+	state->merge_in = NULL;
 }
 
-/*
- * Start sorting rows.  The sort's temporary files are closed when the
- * aggregate's memory is reset, as well as when the state settles.
- */
+static void
+register_cleanup(TlbfAggState *state, FunctionCallInfo fcinfo)
+{
+	if (state->cleanup_registered)
+		return;
+	AggRegisterCallback(fcinfo, end_state_files, PointerGetDatum(state));
+	state->cleanup_registered = true;
+}
+
 static void
 start_sorting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
 {
+	register_cleanup(state, fcinfo);
 	state->sorter = row_sorter_begin(context);
 	state->sorted_rows = 0;
 	state->course = AGG_SORTING;
-	AggRegisterCallback(fcinfo, end_sorter, PointerGetDatum(state));
 }
 
 static void
@@ -330,7 +365,7 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 	{
 		state->merge_in = state->log;
 		state->log = NULL;
-		row_stream_cursor(state->merge_in, &state->merge_cursor);
+		row_log_start_reading(state->merge_in);
 		advance_merge_in(state);
 		pfree(state->growing);
 		state->growing = NULL;
@@ -341,7 +376,11 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 	start_sorting(state, fcinfo, context);
 	if (state->log != NULL)
 	{
-		sort_stream(state, state->log);
+		TlbfRow		row;
+
+		row_log_start_reading(state->log);
+		while (row_log_next(state->log, &row))
+			sort_row(state, &row);
 		forget_log(state);
 		pfree(state->growing);
 	}
@@ -381,7 +420,10 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 	{
 		state->growing = tlbf_agg_new_filter(&state->params, &state->memory, context);
 		if (state->reorders && state->descents < 2)
-			state->log = row_stream_create(context);
+		{
+			register_cleanup(state, fcinfo);
+			start_log(state, context);
+		}
 	}
 	add_merge_in(state, row->at);
 	add_in_order(state, row);
