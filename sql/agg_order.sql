@@ -113,6 +113,22 @@ FROM (SELECT tlbf_agg(g, at, '1 hour') AS f
      timed
 WHERE at >= '2024-01-01 00:15+00';
 
+-- A hashed GROUP BY keeps every group's state at once, so there rows are
+-- added as they come (a log and a sort per group would not keep to
+-- work_mem): late rows at the newest time so far.  No key is missed; with
+-- ORDER BY at in the call each group's filter is the ordered one.
+SET enable_sort = off;
+SELECT plan_has('SELECT g % 2, tlbf_agg(g, at, ''1 hour'') FROM timed_shuffled GROUP BY 1',
+                'HashAggregate') AS hashed;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, t.g, '2024-01-01 01:15+00')) AS live_missed
+FROM (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour') AS f FROM timed_shuffled GROUP BY 1) s
+     JOIN timed t ON t.g % 2 = s.parity
+WHERE t.at >= '2024-01-01 00:15+00';
+RESET enable_sort;
+SELECT bool_and(s.f::bytea = o.f::bytea) AS ordered_groups_same_bytes
+FROM (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour' ORDER BY at) AS f FROM timed_shuffled GROUP BY 1) s
+     JOIN (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour') AS f FROM timed GROUP BY 1) o USING (parity);
+
 -- Memory stays within work_mem and the filter: a million shuffled rows over
 -- 50 minutes, whose (time, hash) pairs alone take 24 MB, sorted with
 -- work_mem = 1MB into a 10-minute filter.

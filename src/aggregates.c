@@ -11,11 +11,10 @@
  * where it belonged.  The state therefore takes one of three courses:
  *
  * DIRECT: rows are added to the filter as they come (in place, growing by
- *	  doubling; each row one call late, see add_in_order).  It also keeps a
- *	  log of the rows the filter holds: in work_mem, then in a temporary
- *	  file (in a hashed aggregation, where every group's state is kept at
- *	  once, the groups share work_mem and the log is dropped past its
- *	  share).  A row older than the newest one by more than the slack (one
+ *	  doubling; each row one call late, see add_in_order).  In a plain or
+ *	  sorted aggregation (one group at a time) it also keeps a log of the
+ *	  rows the filter holds: in work_mem, then in a temporary file.  A row
+ *	  older than the newest one by more than the slack (one
  *	  planned generation, span / l; later rows are added as they come, at
  *	  the newest time, as a filter does) is a descent.  The first turns the
  *	  log into a run of rows to merge in: a new filter takes the new rows,
@@ -33,8 +32,11 @@
  *	  they come in more than a few runs, and sends a filter built from them
  *	  if they pass TLBF_MAX_SENT_BYTES.
  *
- * As a window function tlbf_agg adds rows as they come (the frame's order);
- * the final function leaves the state as it was.  Elsewhere the final
+ * As a window function, and in a hashed aggregation (which keeps every
+ * group's state at once: a log and a sort per group would not keep to
+ * work_mem), tlbf_agg adds rows as they come, a late row at the newest time
+ * so far.  As a window function the final function leaves the state as it
+ * was.  Elsewhere the final
  * function settles the state into one filter and keeps that, so that it can
  * run again on the same state.
  *
@@ -72,7 +74,6 @@ typedef struct TlbfAggState
 {
 	AggCourse	course;
 	bool		reorders;		/* false as a window function */
-	AggState   *aggstate;		/* the Agg node, for the log's budget */
 	TlbfParams	params;			/* from the first row */
 	bool		has_rows;
 	TlbfTime	slack;			/* how late a row may come and be added as
@@ -185,39 +186,28 @@ static void
 choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 {
 	Aggref	   *aggref = AggGetAggref(fcinfo);
+	AggStrategy strategy;
 
 	state->course = AGG_DIRECT;
 	state->reorders = false;
 	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState) || aggref == NULL)
 		return;
-	state->aggstate = (AggState *) fcinfo->context;
+	strategy = ((AggState *) fcinfo->context)->aggstrategy;
 	if (DO_AGGSPLIT_SERIALIZE(aggref->aggsplit))
 		state->course = AGG_SENDING;
-	else
+	else if (strategy == AGG_PLAIN || strategy == AGG_SORTED)
 		state->reorders = true;
 }
 
-static bool
-one_group_at_a_time(const TlbfAggState *state)
-{
-	AggStrategy strategy = state->aggstate->aggstrategy;
-
-	return strategy == AGG_PLAIN || strategy == AGG_SORTED;
-}
-
 /*
- * The log may take work_mem in memory, and spill to a temporary file past
- * it.  A hashed aggregation keeps every group's state at once, so there the
- * groups share work_mem and a log that passes its share is dropped.
+ * The log may take work_mem in memory (less what the run being merged in
+ * holds), and spills to a temporary file past it.
  */
 static Size
 log_budget(const TlbfAggState *state)
 {
 	Size		budget = (Size) work_mem * 1024;
-	AggState   *aggstate = state->aggstate;
 
-	if (!one_group_at_a_time(state))
-		budget /= Max(aggstate->hash_ngroups_current, 1);
 	if (state->merge_in != NULL)
 		budget -= Min(budget, row_log_memory(state->merge_in));
 	return budget;
@@ -234,7 +224,7 @@ forget_log(TlbfAggState *state)
 static void
 start_log(TlbfAggState *state, MemoryContext context)
 {
-	state->log = row_log_create(context, one_group_at_a_time(state));
+	state->log = row_log_create(context, true);
 	state->log_budget = log_budget(state);
 	state->logged = 0;
 }
