@@ -41,7 +41,7 @@ tlbf_agg_params(TlbfParams *params, int64 span, double error_rate)
 }
 
 RowStream *
-row_stream_create(MemoryContext parent)
+row_stream_create(MemoryContext parent, TlbfRowKind kind, uint64 seed)
 {
 	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg rows",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -51,11 +51,13 @@ row_stream_create(MemoryContext parent)
 	stream->allocated = ROW_STREAM_FIRST_BYTES;
 	stream->data = MemoryContextAllocZero(context, stream->allocated);
 	stream->used = sizeof(TlbfRowsHeader);
+	tlbf_row_coding_init(&stream->coding, kind, seed);
 	return stream;
 }
 
+/* Add a row; 'item' is its key if the stream's rows carry integer keys. */
 void
-row_stream_append(RowStream *stream, const TlbfRow *row)
+row_stream_append(RowStream *stream, const TlbfRow *row, int64 item)
 {
 	if (stream->used + TLBF_ROW_MAX_BYTES > stream->allocated)
 	{
@@ -68,11 +70,10 @@ row_stream_append(RowStream *stream, const TlbfRow *row)
 		stream->data = repalloc(stream->data, grown);
 		stream->allocated = grown;
 	}
-	if (stream->data->nrows == 0 || row->at < stream->last_at)
+	if (stream->data->nrows == 0 || row->at < stream->coding.prev_at)
 		stream->nruns++;
 	stream->used += tlbf_row_encode((uint8 *) stream->data + stream->used,
-									stream->last_at, row);
-	stream->last_at = row->at;
+									&stream->coding, row, item);
 	stream->data->nrows++;
 }
 
@@ -90,7 +91,7 @@ row_stream_bytes(RowStream *stream, const TlbfParams *params)
 
 	header->magic = TLBF_ROWS_MAGIC;
 	header->version = TLBF_ROWS_VERSION;
-	header->reserved0 = 0;
+	header->row_kind = (uint16) stream->coding.kind;
 	header->reserved1 = 0;
 	header->span = params->span;
 	header->error_rate = params->error_rate;
@@ -102,8 +103,11 @@ row_stream_bytes(RowStream *stream, const TlbfParams *params)
 void
 row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
 {
-	TlbfRun		all = {sizeof(TlbfRowsHeader), 0, stream->data->nrows};
+	TlbfRun		all;
 
+	all.offset = sizeof(TlbfRowsHeader);
+	tlbf_row_coding_init(&all.start, stream->coding.kind, stream->coding.seed);
+	all.rows = stream->data->nrows;
 	tlbf_cursor_open(cursor, (const uint8_t *) stream->data, stream->used, &all);
 }
 
@@ -140,6 +144,7 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 	TlbfRowsHeader header;
 	ReceivedRows *received;
 	TlbfProblem problem;
+	TlbfRowCoding start;
 	uint8	   *rows;
 
 	if (len < sizeof(TlbfRowsHeader) - VARHDRSZ)
@@ -147,8 +152,10 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 	memcpy((char *) &header + VARHDRSZ, VARDATA_ANY(bytes), sizeof(header) - VARHDRSZ);
 	if (header.magic != TLBF_ROWS_MAGIC || header.version != TLBF_ROWS_VERSION)
 		bad_stream("The state's format is not one this version knows.");
-	if (header.reserved0 != 0 || header.reserved1 != 0)
+	if (header.reserved1 != 0)
 		bad_stream("Reserved fields are not zero.");
+	if (header.row_kind != TLBF_ROWS_HASHES && header.row_kind != TLBF_ROWS_INT64)
+		bad_stream("The rows are of an unknown kind.");
 
 	received = MemoryContextAllocZero(context, sizeof(ReceivedRows));
 	tlbf_agg_params(&received->params, header.span, header.error_rate);
@@ -158,7 +165,8 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 	rows_len = len - (sizeof(TlbfRowsHeader) - VARHDRSZ);
 	rows = MemoryContextAlloc(context, Max(rows_len, 1));
 	memcpy(rows, VARDATA_ANY(bytes) + sizeof(TlbfRowsHeader) - VARHDRSZ, rows_len);
-	if (!tlbf_rows_split(rows, rows_len, header.nrows, received->runs,
+	tlbf_row_coding_init(&start, (TlbfRowKind) header.row_kind, received->params.seed);
+	if (!tlbf_rows_split(rows, rows_len, header.nrows, &start, received->runs,
 						 TLBF_MAX_SENT_RUNS, &received->nruns))
 		bad_stream("The rows do not decode, or come in too many runs.");
 	received->rows = rows;
@@ -167,101 +175,139 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 }
 
 /*
- * The most a log writes to its temporary file (44 million rows); a longer
- * log is dropped, and rows that come out of order after it are merged as a
- * union (see aggregates.c).
+ * The most a log writes to its temporary file; a longer log is dropped, and
+ * rows that come out of order after it are merged as a union (see
+ * aggregates.c).
  */
 #define ROW_LOG_MAX_FILE_BYTES ((uint64) 1 << 30)
+
+/*
+ * Past its memory budget a log writes its rows to the file in chunks, each
+ * a ChunkHeader and then rows encoded as in a stream, continuing from the
+ * chunk before.  A chunk is written when its rows pass this many bytes.
+ */
+#define ROW_LOG_CHUNK_BYTES 65536
+
+typedef struct ChunkHeader
+{
+	uint32		bytes;
+	uint32		rows;
+} ChunkHeader;
 
 struct RowLog
 {
 	MemoryContext context;		/* its own */
-	RowStream  *stream;			/* the rows while in memory, else NULL */
-	BufFile    *file;			/* the rows once spilled, else NULL */
-	uint64		rows;
+	RowStream  *stream;			/* the rows not in the file */
+	BufFile    *file;			/* NULL until the log spills */
+	uint64		file_bytes;
 	bool		may_spill;
-	TlbfRowCursor cursor;		/* reading the stream */
-	uint64		left;			/* reading the file: rows not read yet */
+	TlbfRowCoding first;		/* what the first row is encoded against */
+	TlbfRowCursor cursor;		/* reading: the stream, or the current chunk */
+	uint8	   *chunk;			/* reading: the chunk read from the file */
+	Size		chunk_allocated;
 };
 
 RowLog *
-row_log_create(MemoryContext parent, bool may_spill)
+row_log_create(MemoryContext parent, bool may_spill, TlbfRowKind kind, uint64 seed)
 {
 	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg log",
 												  ALLOCSET_SMALL_SIZES);
 	RowLog	   *log = MemoryContextAllocZero(context, sizeof(RowLog));
 
 	log->context = context;
-	log->stream = row_stream_create(context);
+	log->stream = row_stream_create(context, kind, seed);
 	log->may_spill = may_spill;
+	tlbf_row_coding_init(&log->first, kind, seed);
 	return log;
 }
 
-/* A row as the file holds it: 24 bytes, the time and the two hash halves. */
+/*
+ * Write the stream's rows to the file as a chunk, and start a new stream
+ * that continues their coding.
+ */
 static void
-write_row(BufFile *file, const TlbfRow *row)
+write_chunk(RowLog *log)
 {
-	BufFileWrite(file, (void *) row, sizeof(TlbfRow));
-}
+	RowStream  *old = log->stream;
+	ChunkHeader header;
 
-/* Move the rows to a temporary file, from now on the log's home. */
-static void
-spill(RowLog *log)
-{
-	MemoryContext old = MemoryContextSwitchTo(log->context);
-	TlbfRowCursor cursor;
-	TlbfRow		row;
+	if (old->data->nrows == 0)
+		return;
+	if (log->file == NULL)
+	{
+		MemoryContext caller = MemoryContextSwitchTo(log->context);
 
-	log->file = BufFileCreateTemp(false);
-	row_stream_cursor(log->stream, &cursor);
-	while (tlbf_cursor_next(&cursor, &row))
-		write_row(log->file, &row);
-	row_stream_free(log->stream);
-	log->stream = NULL;
-	MemoryContextSwitchTo(old);
+		log->file = BufFileCreateTemp(false);
+		MemoryContextSwitchTo(caller);
+	}
+	header.bytes = (uint32) (old->used - sizeof(TlbfRowsHeader));
+	header.rows = (uint32) old->data->nrows;
+	BufFileWrite(log->file, (void *) &header, sizeof(header));
+	BufFileWrite(log->file, (char *) old->data + sizeof(TlbfRowsHeader), header.bytes);
+	log->file_bytes += sizeof(header) + header.bytes;
+
+	log->stream = row_stream_create(log->context, old->coding.kind, old->coding.seed);
+	log->stream->coding = old->coding;
+	row_stream_free(old);
 }
 
 /*
- * Add a row.  False if the log cannot hold it (past its memory budget and
- * not allowed to spill, or past its file's limit): the caller drops it.
+ * Add a row ('item': its key, if the log's rows carry integer keys).  False
+ * if the log cannot hold it (past its memory budget and not allowed to
+ * spill, or past its file's limit): the caller drops the log.
  */
 bool
-row_log_append(RowLog *log, const TlbfRow *row, Size memory_budget)
+row_log_append(RowLog *log, const TlbfRow *row, int64 item, Size memory_budget)
 {
-	log->rows++;
-	if (log->stream != NULL)
+	row_stream_append(log->stream, row, item);
+	if (log->file == NULL)
 	{
-		row_stream_append(log->stream, row);
 		if (log->stream->used <= memory_budget)
 			return true;
 		if (!log->may_spill)
 			return false;
-		spill(log);
-		return true;
+		write_chunk(log);
 	}
-	if (log->rows * sizeof(TlbfRow) > ROW_LOG_MAX_FILE_BYTES)
-		return false;
-	write_row(log->file, row);
+	else if (log->stream->used >= ROW_LOG_CHUNK_BYTES)
+	{
+		if (log->file_bytes > ROW_LOG_MAX_FILE_BYTES)
+			return false;
+		write_chunk(log);
+	}
 	return true;
 }
 
-/* The memory the log's rows take (none once in a file). */
+/* The memory the log's rows take, before it spills. */
 Size
 row_log_memory(const RowLog *log)
 {
-	return log->stream == NULL ? 0 : log->stream->used;
+	return log->file == NULL ? log->stream->used : 0;
 }
 
 void
 row_log_start_reading(RowLog *log)
 {
-	if (log->stream != NULL)
+	if (log->file == NULL)
+	{
 		row_stream_cursor(log->stream, &log->cursor);
-	else if (BufFileSeek(log->file, 0, 0, SEEK_SET) != 0)
+		return;
+	}
+	write_chunk(log);
+	if (BufFileSeek(log->file, 0, 0, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not rewind tlbf_agg's temporary file")));
-	log->left = log->rows;
+	log->cursor.left = 0;
+	log->cursor.coding = log->first;
+}
+
+static void
+read_exactly(BufFile *file, void *into, size_t bytes)
+{
+	if (BufFileRead(file, into, bytes) != bytes)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read tlbf_agg's temporary file")));
 }
 
 /* A TlbfRowNext over a log, in arrival order. */
@@ -270,15 +316,33 @@ row_log_next(void *source, TlbfRow *row)
 {
 	RowLog	   *log = source;
 
-	if (log->stream != NULL)
-		return tlbf_cursor_next(&log->cursor, row);
-	if (log->left == 0)
+	while (log->file != NULL && log->cursor.left == 0)
+	{
+		ChunkHeader header;
+		size_t		got = BufFileRead(log->file, &header, sizeof(header));
+
+		if (got == 0)
+			return false;
+		if (got != sizeof(header))
+			read_exactly(log->file, (char *) &header + got, sizeof(header) - got);
+		if (header.bytes > log->chunk_allocated)
+		{
+			log->chunk = log->chunk == NULL ?
+				MemoryContextAlloc(log->context, header.bytes) :
+				repalloc(log->chunk, header.bytes);
+			log->chunk_allocated = header.bytes;
+		}
+		read_exactly(log->file, log->chunk, header.bytes);
+		log->cursor.next = log->chunk;
+		log->cursor.end = log->chunk + header.bytes;
+		log->cursor.left = header.rows;
+	}
+	if (!tlbf_cursor_next(&log->cursor, row))
+	{
+		if (log->cursor.left > 0)
+			elog(ERROR, "tlbf_agg's temporary file does not decode");
 		return false;
-	if (BufFileRead(log->file, row, sizeof(TlbfRow)) != sizeof(TlbfRow))
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read tlbf_agg's temporary file")));
-	log->left--;
+	}
 	return true;
 }
 

@@ -26,7 +26,7 @@ typedef struct TlbfRowsHeader
 	uint32		length_word;	/* the varlena length */
 	uint32		magic;			/* TLBF_ROWS_MAGIC */
 	uint16		version;		/* TLBF_ROWS_VERSION */
-	uint16		reserved0;		/* zero */
+	uint16		row_kind;		/* TlbfRowKind */
 	uint32		reserved1;		/* zero */
 	int64		span;			/* the filter's, in microseconds */
 	double		error_rate;		/* the filter's */
@@ -45,7 +45,7 @@ typedef struct RowStream
 	TlbfRowsHeader *data;		/* header, then the encoded rows */
 	Size		used;			/* bytes, header included */
 	Size		allocated;
-	TlbfTime	last_at;		/* the last row's time (0 before the first) */
+	TlbfRowCoding coding;		/* after the last row */
 	int			nruns;			/* ascending runs so far */
 } RowStream;
 
@@ -71,8 +71,9 @@ typedef struct RowLog RowLog;
 /* Parameters of a filter an aggregate builds (span and error rate given). */
 extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
 
-extern RowStream *row_stream_create(MemoryContext parent);
-extern void row_stream_append(RowStream *stream, const TlbfRow *row);
+extern RowStream *row_stream_create(MemoryContext parent, TlbfRowKind kind,
+									uint64 seed);
+extern void row_stream_append(RowStream *stream, const TlbfRow *row, int64 item);
 extern void row_stream_free(RowStream *stream);
 extern bytea *row_stream_bytes(RowStream *stream, const TlbfParams *params);
 extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
@@ -80,8 +81,10 @@ extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
 extern bool row_bytes_are_stream(const bytea *bytes);
 extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext context);
 
-extern RowLog *row_log_create(MemoryContext parent, bool may_spill);
-extern bool row_log_append(RowLog *log, const TlbfRow *row, Size memory_budget);
+extern RowLog *row_log_create(MemoryContext parent, bool may_spill,
+							  TlbfRowKind kind, uint64 seed);
+extern bool row_log_append(RowLog *log, const TlbfRow *row, int64 item,
+						   Size memory_budget);
 extern Size row_log_memory(const RowLog *log);
 extern void row_log_start_reading(RowLog *log);
 extern bool row_log_next(void *log, TlbfRow *row);

@@ -75,6 +75,7 @@ typedef struct TlbfAggState
 	AggCourse	course;
 	bool		reorders;		/* false as a window function */
 	TlbfParams	params;			/* from the first row */
+	TlbfRowKind row_kind;		/* integer keys travel as such */
 	bool		has_rows;
 	TlbfTime	slack;			/* how late a row may come and be added as
 								 * it comes: one planned generation */
@@ -221,20 +222,27 @@ forget_log(TlbfAggState *state)
 	state->log = NULL;
 }
 
+/*
+ * The first log keeps integer keys as such (a few bytes a row when they
+ * count up); a log started after a descent keeps the hashes of the rows it
+ * merges in, whose keys are gone.
+ */
 static void
 start_log(TlbfAggState *state, MemoryContext context)
 {
-	state->log = row_log_create(context, true);
+	state->log = row_log_create(context, true,
+								state->descents == 0 ? state->row_kind : TLBF_ROWS_HASHES,
+								state->params.seed);
 	state->log_budget = log_budget(state);
 	state->logged = 0;
 }
 
 static void
-log_row(TlbfAggState *state, const TlbfRow *row)
+log_row(TlbfAggState *state, const TlbfRow *row, int64 item)
 {
 	if ((++state->logged & 1023) == 0)
 		state->log_budget = log_budget(state);
-	if (!row_log_append(state->log, row, state->log_budget))
+	if (!row_log_append(state->log, row, item, state->log_budget))
 		forget_log(state);
 }
 
@@ -256,10 +264,10 @@ add_pending(TlbfAggState *state)
  * add_pending first.
  */
 static void
-add_in_order(TlbfAggState *state, const TlbfRow *row)
+add_in_order(TlbfAggState *state, const TlbfRow *row, int64 item)
 {
 	if (state->log != NULL)
-		log_row(state, row);
+		log_row(state, row, item);
 	add_pending(state);
 	tlbf_prefetch_insert(state->growing, row->hash);
 	state->pending = true;
@@ -282,7 +290,7 @@ add_merge_in(TlbfAggState *state, TlbfTime until)
 {
 	while (state->merge_in != NULL && state->merge_head.at <= until)
 	{
-		add_in_order(state, &state->merge_head);
+		add_in_order(state, &state->merge_head, 0);
 		advance_merge_in(state);
 	}
 }
@@ -391,7 +399,7 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 
 static void
 add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
-		   const TlbfRow *row)
+		   const TlbfRow *row, int64 item)
 {
 	if (state->reorders && state->has_rows &&
 		row->at < state->newest_arrived - state->slack)
@@ -416,7 +424,7 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 		}
 	}
 	add_merge_in(state, row->at);
-	add_in_order(state, row);
+	add_in_order(state, row, item);
 }
 
 /*
@@ -449,9 +457,12 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 		RowStream  *s = state->sending;
 		int			nruns;
 
+		TlbfRowCoding start;
+
+		tlbf_row_coding_init(&start, s->coding.kind, s->coding.seed);
 		if (!tlbf_rows_split((uint8 *) s->data + sizeof(TlbfRowsHeader),
 							 s->used - sizeof(TlbfRowsHeader), s->data->nrows,
-							 sending_runs, TLBF_MAX_SENT_RUNS, &nruns))
+							 &start, sending_runs, TLBF_MAX_SENT_RUNS, &nruns))
 			elog(ERROR, "tlbf_agg's rows do not decode");
 		for (int r = 0; r < nruns; r++)
 		{
@@ -562,11 +573,11 @@ send_filter_instead(TlbfAggState *state, MemoryContext context)
 
 static void
 add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
-			const TlbfRow *row)
+			const TlbfRow *row, int64 item)
 {
 	if (state->sending == NULL)
-		state->sending = row_stream_create(context);
-	row_stream_append(state->sending, row);
+		state->sending = row_stream_create(context, state->row_kind, state->params.seed);
+	row_stream_append(state->sending, row, item);
 	if (state->sending->nruns > TLBF_MAX_SENT_RUNS)
 	{
 		start_sorting(state, fcinfo, context);
@@ -587,7 +598,8 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 {
 	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_trans");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
-	TlbfRow		row;
+	TlbfRow		row = {0};
+	int64		item = 0;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
@@ -600,20 +612,34 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 		state = new_state(context);
 		first_row_params(fcinfo, &state->params, &state->slack);
 		choose_course(state, fcinfo);
+		state->row_kind = tlbf_int64_item_arg(fcinfo, 1, &item) ?
+			TLBF_ROWS_INT64 : TLBF_ROWS_HASHES;
 	}
 
+	/*
+	 * An integer key's hash is tlbf_hash_int64's; one sent as such is
+	 * hashed by the final aggregation.
+	 */
 	row.at = tlbf_time_arg(fcinfo, 2);
-	row.hash = tlbf_hash_arg(fcinfo, 1, state->params.seed);
+	if (state->row_kind == TLBF_ROWS_INT64)
+	{
+		(void) tlbf_int64_item_arg(fcinfo, 1, &item);
+		if (state->course != AGG_SENDING)
+			row.hash = tlbf_hash_int64(item, state->params.seed);
+	}
+	else
+		row.hash = tlbf_hash_arg(fcinfo, 1, state->params.seed);
+
 	switch (state->course)
 	{
 		case AGG_DIRECT:
-			add_direct(state, fcinfo, context, &row);
+			add_direct(state, fcinfo, context, &row, item);
 			break;
 		case AGG_SORTING:
 			sort_row(state, &row);
 			break;
 		case AGG_SENDING:
-			add_sending(state, fcinfo, context, &row);
+			add_sending(state, fcinfo, context, &row, item);
 			break;
 	}
 	state->has_rows = true;
@@ -777,12 +803,12 @@ tlbf_agg_serialize(PG_FUNCTION_ARGS)
 	if (only_rows && state->course == AGG_SORTING &&
 		state->sorted_rows <= TLBF_MAX_SENT_BYTES / TLBF_ROW_MAX_BYTES)
 	{
-		RowStream  *sorted = row_stream_create(context);
+		RowStream  *sorted = row_stream_create(context, TLBF_ROWS_HASHES, state->params.seed);
 		TlbfRow		row;
 
 		row_sorter_sort(state->sorter);
 		while (row_sorter_next(state->sorter, &row))
-			row_stream_append(sorted, &row);
+			row_stream_append(sorted, &row, 0);
 		row_sorter_end(state->sorter);
 		state->sorter = NULL;
 		state->sending = sorted;

@@ -143,7 +143,7 @@ hash_float8_value(float8 value, uint64 seed)
 static TlbfHash
 hash_int64(int64 value, uint64 seed)
 {
-	return tlbf_hash_bytes(&value, sizeof(value), seed);
+	return tlbf_hash_int64(value, seed);
 }
 
 static TlbfHash
@@ -264,11 +264,11 @@ tlbf_hash_key(ItemHasher **hashers, const Datum *values, const bool *nulls, int 
 }
 
 /*
- * Hash argument 'argno' (declared "any", so that untyped literals work) of
- * a function call; the hasher for its type is kept in fn_extra.
+ * The hasher of argument 'argno' (declared "any", so that untyped literals
+ * work) of a function call, made on its first call and kept in fn_extra.
  */
-TlbfHash
-tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
+static ItemHasher *
+call_site_hasher(FunctionCallInfo fcinfo, int argno)
 {
 	CallCache  *cache = tlbf_call_cache(fcinfo);
 
@@ -284,5 +284,40 @@ tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
 		cache->hasher = tlbf_item_hasher(type, PG_GET_COLLATION(),
 										 fcinfo->flinfo->fn_mcxt);
 	}
-	return tlbf_hash_item(cache->hasher, PG_GETARG_DATUM(argno), seed);
+	return cache->hasher;
+}
+
+/* Hash argument 'argno' of a function call. */
+TlbfHash
+tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
+{
+	return tlbf_hash_item(call_site_hasher(fcinfo, argno), PG_GETARG_DATUM(argno), seed);
+}
+
+/*
+ * If the item argument is of an integer or timestamp type, set *value to
+ * it: its hash is tlbf_hash_int64(*value, seed).
+ */
+bool
+tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value)
+{
+	Datum		item = PG_GETARG_DATUM(argno);
+
+	switch (call_site_hasher(fcinfo, argno)->kind)
+	{
+		case ITEM_INT2:
+			*value = DatumGetInt16(item);
+			return true;
+		case ITEM_INT4:
+			*value = DatumGetInt32(item);
+			return true;
+		case ITEM_INT8:
+			*value = DatumGetInt64(item);
+			return true;
+		case ITEM_TIMESTAMP:
+			*value = DatumGetTimestamp(item);
+			return true;
+		default:
+			return false;
+	}
 }

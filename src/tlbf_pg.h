@@ -79,6 +79,7 @@ extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
 
 /* datum_hash.c */
 extern TlbfHash tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed);
+extern bool tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value);
 extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);
 extern TlbfHash tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed);
 extern TlbfHash tlbf_hash_key(ItemHasher **hashers, const Datum *values,

@@ -25,3 +25,10 @@ tlbf_hash_bytes(const void *data, size_t len, uint64_t seed)
 	result.b = h.high64;
 	return result;
 }
+
+/* An integer key (every integer and timestamp type hashes this way). */
+TlbfHash
+tlbf_hash_int64(int64_t value, uint64_t seed)
+{
+	return tlbf_hash_bytes(&value, sizeof(value), seed);
+}

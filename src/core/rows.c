@@ -10,14 +10,24 @@
 
 #include "tlbf_rows.h"
 
-/*
- * The difference of two times, taken modulo 2^64 and zigzag-encoded: small
- * steps either way give small numbers.  Any two int64 times round-trip.
- */
-size_t
-tlbf_row_encode(uint8_t *out, TlbfTime prev, const TlbfRow *row)
+void
+tlbf_row_coding_init(TlbfRowCoding *coding, TlbfRowKind kind, uint64_t seed)
 {
-	int64_t		delta = (int64_t) ((uint64_t) row->at - (uint64_t) prev);
+	coding->kind = kind;
+	coding->seed = seed;
+	coding->prev_at = 0;
+	coding->prev_item = 0;
+}
+
+/*
+ * The difference of two int64s, taken modulo 2^64 and zigzag-encoded as a
+ * varint: small steps either way give few bytes.  Any two values
+ * round-trip.
+ */
+static size_t
+put_difference(uint8_t *out, int64_t value, int64_t prev)
+{
+	int64_t		delta = (int64_t) ((uint64_t) value - (uint64_t) prev);
 	uint64_t	zigzag = ((uint64_t) delta << 1) ^ (uint64_t) (delta >> 63);
 	size_t		n = 0;
 
@@ -27,18 +37,12 @@ tlbf_row_encode(uint8_t *out, TlbfTime prev, const TlbfRow *row)
 		zigzag >>= 7;
 	}
 	out[n++] = (uint8_t) zigzag;
-	memcpy(out + n, &row->hash.a, sizeof(uint64_t));
-	memcpy(out + n + 8, &row->hash.b, sizeof(uint64_t));
-	return n + 16;
+	return n;
 }
 
-/*
- * Decode the row at *p, advancing *p and *prev.  False if the bytes end
- * early, the varint is longer than 64 bits, or the time is not a valid
- * timestamp (the core's insertion requires one).
- */
-bool
-tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfTime *prev, TlbfRow *row)
+/* False if the bytes end early or the varint is longer than 64 bits. */
+static bool
+get_difference(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *value)
 {
 	const uint8_t *q = *p;
 	uint64_t	zigzag = 0;
@@ -52,49 +56,100 @@ tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfTime *prev, TlbfRow *
 		if ((*q++ & 0x80) == 0)
 			break;
 	}
-	if ((size_t) (end - q) < 16)
-		return false;
 	delta = (int64_t) (zigzag >> 1) ^ -(int64_t) (zigzag & 1);
-	row->at = (TlbfTime) ((uint64_t) *prev + (uint64_t) delta);
-	if (row->at < TLBF_TIME_MIN || row->at >= TLBF_TIME_END)
-		return false;
-	memcpy(&row->hash.a, q, sizeof(uint64_t));
-	memcpy(&row->hash.b, q + 8, sizeof(uint64_t));
-	*p = q + 16;
-	*prev = row->at;
+	*value = (int64_t) ((uint64_t) prev + (uint64_t) delta);
+	*p = q;
 	return true;
 }
 
 /*
- * Check a stream of 'nrows' rows that must fill 'len' bytes exactly, and
- * find its ascending runs (a row older than the one before starts a new
- * run; equal times stay in the run, in their order).  False if a row does
- * not decode, the count or length is off, or there are more than max_runs
- * runs.
+ * Encode a row after the ones 'coding' has seen: its time, then its hash or
+ * (TLBF_ROWS_INT64) its integer key 'item'.  Returns the bytes written.
+ */
+size_t
+tlbf_row_encode(uint8_t *out, TlbfRowCoding *coding, const TlbfRow *row, int64_t item)
+{
+	size_t		n = put_difference(out, row->at, coding->prev_at);
+
+	coding->prev_at = row->at;
+	if (coding->kind == TLBF_ROWS_INT64)
+	{
+		n += put_difference(out + n, item, coding->prev_item);
+		coding->prev_item = item;
+		return n;
+	}
+	memcpy(out + n, &row->hash.a, sizeof(uint64_t));
+	memcpy(out + n + 8, &row->hash.b, sizeof(uint64_t));
+	return n + 16;
+}
+
+/*
+ * Decode the row at *p, advancing *p and the coding.  False if the bytes
+ * end early, a varint is longer than 64 bits, or the time is not a valid
+ * timestamp (the core's insertion requires one).
+ */
+bool
+tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding, TlbfRow *row)
+{
+	const uint8_t *q = *p;
+	int64_t		at;
+
+	if (!get_difference(&q, end, coding->prev_at, &at) ||
+		at < TLBF_TIME_MIN || at >= TLBF_TIME_END)
+		return false;
+	if (coding->kind == TLBF_ROWS_INT64)
+	{
+		int64_t		item;
+
+		if (!get_difference(&q, end, coding->prev_item, &item))
+			return false;
+		row->hash = tlbf_hash_int64(item, coding->seed);
+		coding->prev_item = item;
+	}
+	else
+	{
+		if ((size_t) (end - q) < 16)
+			return false;
+		memcpy(&row->hash.a, q, sizeof(uint64_t));
+		memcpy(&row->hash.b, q + 8, sizeof(uint64_t));
+		q += 16;
+	}
+	row->at = at;
+	coding->prev_at = at;
+	*p = q;
+	return true;
+}
+
+/*
+ * Check a stream of 'nrows' rows that must fill 'len' bytes exactly, read
+ * from the coding 'start', and find its ascending runs (a row older than
+ * the one before starts a new run; equal times stay in the run, in their
+ * order).  False if a row does not decode, the count or length is off, or
+ * there are more than max_runs runs.
  */
 bool
 tlbf_rows_split(const uint8_t *data, size_t len, uint64_t nrows,
-				TlbfRun *runs, int max_runs, int *nruns)
+				const TlbfRowCoding *start, TlbfRun *runs, int max_runs, int *nruns)
 {
 	const uint8_t *p = data;
 	const uint8_t *end = data + len;
-	TlbfTime	prev = 0;
+	TlbfRowCoding coding = *start;
 	TlbfRow		row;
 	int			n = 0;
 
 	for (uint64_t i = 0; i < nrows; i++)
 	{
 		size_t		offset = (size_t) (p - data);
-		TlbfTime	before = prev;
+		TlbfRowCoding before = coding;
 
-		if (!tlbf_row_decode(&p, end, &prev, &row))
+		if (!tlbf_row_decode(&p, end, &coding, &row))
 			return false;
-		if (i == 0 || row.at < before)
+		if (i == 0 || row.at < before.prev_at)
 		{
 			if (n == max_runs)
 				return false;
 			runs[n].offset = offset;
-			runs[n].prev = before;
+			runs[n].start = before;
 			runs[n].rows = 0;
 			n++;
 		}
@@ -112,7 +167,7 @@ tlbf_cursor_open(TlbfRowCursor *cursor, const uint8_t *data, size_t len,
 {
 	cursor->next = data + run->offset;
 	cursor->end = data + len;
-	cursor->prev = run->prev;
+	cursor->coding = run->start;
 	cursor->left = run->rows;
 }
 
@@ -123,7 +178,7 @@ tlbf_cursor_next(void *source, TlbfRow *row)
 	TlbfRowCursor *cursor = source;
 
 	if (cursor->left == 0 ||
-		!tlbf_row_decode(&cursor->next, cursor->end, &cursor->prev, row))
+		!tlbf_row_decode(&cursor->next, cursor->end, &cursor->coding, row))
 		return false;
 	cursor->left--;
 	return true;

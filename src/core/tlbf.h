@@ -89,6 +89,7 @@ extern void tlbf_choose_kl(double error_rate, int *k, int *l);
 
 /* hash.c */
 extern TlbfHash tlbf_hash_bytes(const void *data, size_t len, uint64_t seed);
+extern TlbfHash tlbf_hash_int64(int64_t value, uint64_t seed);
 
 /* create.c */
 extern void tlbf_init(Tlbf *f, const TlbfParams *params);

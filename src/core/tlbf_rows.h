@@ -12,8 +12,10 @@
  *
  * A stream is a sequence of rows, each the difference between its time and
  * the previous row's (the first row's: against 0), zigzag-encoded as a
- * varint, then the 16 bytes of its hash.  Rows 100 microseconds apart take
- * 18 bytes.  A stream may come from outside (a parallel worker's state is a
+ * varint, then the 16 bytes of its hash; or, for integer keys, the
+ * difference between its key and the previous row's, encoded the same way.
+ * Rows 100 microseconds apart take 18 bytes with hashes, and 3 with keys
+ * that count up.  A stream may come from outside (a parallel worker's state is a
  * bytea), so decoding checks every byte and every time.
  *
  *-------------------------------------------------------------------------
@@ -29,6 +31,26 @@ typedef struct TlbfRow
 	TlbfHash	hash;
 } TlbfRow;
 
+/* What the rows of a stream carry for their keys. */
+typedef enum TlbfRowKind
+{
+	TLBF_ROWS_HASHES = 0,		/* the key's hash: 16 bytes */
+	TLBF_ROWS_INT64 = 1			/* an integer key (PostgreSQL's integer and
+								 * timestamp types), as the difference from
+								 * the row before; its hash is
+								 * tlbf_hash_int64's */
+} TlbfRowKind;
+
+/* Where encoding or decoding a stream stands: what the next row is
+ * encoded against. */
+typedef struct TlbfRowCoding
+{
+	TlbfRowKind kind;
+	uint64_t	seed;			/* TLBF_ROWS_INT64: the hash seed */
+	TlbfTime	prev_at;
+	int64_t		prev_item;
+} TlbfRowCoding;
+
 /* The most bytes one encoded row takes: a 10-byte varint and the hash. */
 #define TLBF_ROW_MAX_BYTES 26
 
@@ -36,7 +58,7 @@ typedef struct TlbfRow
 typedef struct TlbfRun
 {
 	size_t		offset;			/* of its first row */
-	TlbfTime	prev;			/* the time its first row is encoded against */
+	TlbfRowCoding start;		/* what its first row is encoded against */
 	uint64_t	rows;
 } TlbfRun;
 
@@ -45,7 +67,7 @@ typedef struct TlbfRowCursor
 {
 	const uint8_t *next;
 	const uint8_t *end;
-	TlbfTime	prev;
+	TlbfRowCoding coding;
 	uint64_t	left;
 } TlbfRowCursor;
 
@@ -63,11 +85,15 @@ typedef struct TlbfRowMerge
 								 * first */
 } TlbfRowMerge;
 
-extern size_t tlbf_row_encode(uint8_t *out, TlbfTime prev, const TlbfRow *row);
+extern void tlbf_row_coding_init(TlbfRowCoding *coding, TlbfRowKind kind,
+								 uint64_t seed);
+extern size_t tlbf_row_encode(uint8_t *out, TlbfRowCoding *coding,
+							  const TlbfRow *row, int64_t item);
 extern bool tlbf_row_decode(const uint8_t **p, const uint8_t *end,
-							TlbfTime *prev, TlbfRow *row);
+							TlbfRowCoding *coding, TlbfRow *row);
 extern bool tlbf_rows_split(const uint8_t *data, size_t len, uint64_t nrows,
-							TlbfRun *runs, int max_runs, int *nruns);
+							const TlbfRowCoding *start, TlbfRun *runs,
+							int max_runs, int *nruns);
 
 extern void tlbf_cursor_open(TlbfRowCursor *cursor, const uint8_t *data,
 							 size_t len, const TlbfRun *run);

@@ -18,18 +18,24 @@ row_at(TlbfTime at, uint64_t key)
 	return row;
 }
 
-/* Encode rows[0..n-1] as one stream; returns its length. */
+static TlbfRowCoding
+coding_of(TlbfRowKind kind)
+{
+	TlbfRowCoding coding;
+
+	tlbf_row_coding_init(&coding, kind, 0);
+	return coding;
+}
+
+/* Encode rows[0..n-1] (with hashes) as one stream; returns its length. */
 static size_t
 encode_all(uint8_t *out, const TlbfRow *rows, int n)
 {
 	size_t		len = 0;
-	TlbfTime	prev = 0;
+	TlbfRowCoding coding = coding_of(TLBF_ROWS_HASHES);
 
 	for (int i = 0; i < n; i++)
-	{
-		len += tlbf_row_encode(out + len, prev, &rows[i]);
-		prev = rows[i].at;
-	}
+		len += tlbf_row_encode(out + len, &coding, &rows[i], 0);
 	return len;
 }
 
@@ -43,7 +49,7 @@ test_rows_round_trip(void **unused)
 	uint8_t		bytes[16 * TLBF_ROW_MAX_BYTES];
 	size_t		len;
 	const uint8_t *p = bytes;
-	TlbfTime	prev = 0;
+	TlbfRowCoding coding = coding_of(TLBF_ROWS_HASHES);
 
 	for (int i = 0; i < n; i++)
 		rows[i] = row_at(times[i], (uint64_t) i);
@@ -52,21 +58,39 @@ test_rows_round_trip(void **unused)
 	{
 		TlbfRow		row;
 
-		assert_true(tlbf_row_decode(&p, bytes + len, &prev, &row));
+		assert_true(tlbf_row_decode(&p, bytes + len, &coding, &row));
 		assert_int_equal(row.at, times[i]);
 		assert_memory_equal(&row.hash, &rows[i].hash, sizeof(TlbfHash));
 	}
 	assert_ptr_equal(p, bytes + len);
 }
 
-/* A row 100 us after the one before takes 18 bytes. */
+/*
+ * A row 100 us after the one before takes 18 bytes with its hash, 3 with an
+ * integer key one more than the one before; the key decodes to its hash.
+ */
 static void
 test_rows_are_compact(void **unused)
 {
-	uint8_t		bytes[TLBF_ROW_MAX_BYTES];
+	uint8_t		bytes[2 * TLBF_ROW_MAX_BYTES];
 	TlbfRow		row = row_at(100, 1);
+	TlbfRowCoding hashes = coding_of(TLBF_ROWS_HASHES);
+	TlbfRowCoding keys = coding_of(TLBF_ROWS_INT64);
+	TlbfRowCoding reading = coding_of(TLBF_ROWS_INT64);
+	const uint8_t *p = bytes;
+	size_t		len;
+	TlbfRow		out;
 
-	assert_int_equal(tlbf_row_encode(bytes, 0, &row), 18);
+	assert_int_equal(tlbf_row_encode(bytes, &hashes, &row, 0), 18);
+	len = tlbf_row_encode(bytes, &keys, &row, 41);
+	row.at = 200;
+	assert_int_equal(tlbf_row_encode(bytes + len, &keys, &row, 42), 3);
+	len += 3;
+	assert_true(tlbf_row_decode(&p, bytes + len, &reading, &out));
+	assert_true(tlbf_row_decode(&p, bytes + len, &reading, &out));
+	assert_int_equal(out.at, 200);
+	row.hash = key_hash(42);
+	assert_memory_equal(&out.hash, &row.hash, sizeof(TlbfHash));
 }
 
 static void
@@ -75,34 +99,50 @@ test_rows_bad_bytes_refused(void **unused)
 	TlbfRow		row = row_at(HOUR, 7);
 	TlbfRow		out;
 	uint8_t		bytes[2 * TLBF_ROW_MAX_BYTES];
-	size_t		len = tlbf_row_encode(bytes, 0, &row);
 	uint8_t		overlong[TLBF_ROW_MAX_BYTES + 16];
 	const uint8_t *p;
-	TlbfTime	prev;
+	TlbfRowCoding coding;
 
-	/* every truncation */
-	for (size_t cut = 0; cut < len; cut++)
+	for (int kind = TLBF_ROWS_HASHES; kind <= TLBF_ROWS_INT64; kind++)
 	{
+		TlbfRowCoding writing = coding_of(kind);
+		size_t		len = tlbf_row_encode(bytes, &writing, &row, INT64_MIN);
+
+		/* every truncation */
+		for (size_t cut = 0; cut < len; cut++)
+		{
+			p = bytes;
+			coding = coding_of(kind);
+			assert_false(tlbf_row_decode(&p, bytes + cut, &coding, &out));
+		}
+
+		/* a varint longer than 64 bits, for the time and for the key */
+		memset(overlong, 0x80, sizeof(overlong));
+		p = overlong;
+		coding = coding_of(kind);
+		assert_false(tlbf_row_decode(&p, overlong + sizeof(overlong), &coding, &out));
+		if (kind == TLBF_ROWS_INT64)
+		{
+			overlong[0] = 0x02;
+			p = overlong;
+			coding = coding_of(kind);
+			assert_false(tlbf_row_decode(&p, overlong + sizeof(overlong), &coding, &out));
+		}
+
+		/* a time past the valid range, and one before it */
 		p = bytes;
-		prev = 0;
-		assert_false(tlbf_row_decode(&p, bytes + cut, &prev, &out));
+		coding = coding_of(kind);
+		coding.prev_at = TLBF_TIME_END - 1;
+		assert_false(tlbf_row_decode(&p, bytes + len, &coding, &out));
+		row.at = -HOUR;
+		writing = coding_of(kind);
+		len = tlbf_row_encode(bytes, &writing, &row, 5);
+		p = bytes;
+		coding = coding_of(kind);
+		coding.prev_at = TLBF_TIME_MIN;
+		assert_false(tlbf_row_decode(&p, bytes + len, &coding, &out));
+		row.at = HOUR;
 	}
-
-	/* a varint longer than 64 bits */
-	memset(overlong, 0x80, sizeof(overlong));
-	p = overlong;
-	prev = 0;
-	assert_false(tlbf_row_decode(&p, overlong + sizeof(overlong), &prev, &out));
-
-	/* a time past the valid range, and one before it */
-	p = bytes;
-	prev = TLBF_TIME_END - 1;
-	assert_false(tlbf_row_decode(&p, bytes + len, &prev, &out));
-	row.at = -HOUR;
-	len = tlbf_row_encode(bytes, 0, &row);
-	p = bytes;
-	prev = TLBF_TIME_MIN;
-	assert_false(tlbf_row_decode(&p, bytes + len, &prev, &out));
 }
 
 static void
@@ -119,20 +159,22 @@ test_rows_split_into_runs(void **unused)
 	for (int i = 0; i < 7; i++)
 		rows[i] = row_at(times[i], (uint64_t) i);
 	len = encode_all(bytes, rows, 7);
-	assert_true(tlbf_rows_split(bytes, len, 7, runs, MAX_RUNS, &nruns));
+	TlbfRowCoding start = coding_of(TLBF_ROWS_HASHES);
+
+	assert_true(tlbf_rows_split(bytes, len, 7, &start, runs, MAX_RUNS, &nruns));
 	assert_int_equal(nruns, 3);
 	assert_int_equal(runs[0].rows, 4);
 	assert_int_equal(runs[1].rows, 2);
 	assert_int_equal(runs[2].rows, 1);
 
 	/* the count and the length must match the bytes exactly */
-	assert_false(tlbf_rows_split(bytes, len, 6, runs, MAX_RUNS, &nruns));
-	assert_false(tlbf_rows_split(bytes, len, 8, runs, MAX_RUNS, &nruns));
-	assert_false(tlbf_rows_split(bytes, len - 1, 7, runs, MAX_RUNS, &nruns));
+	assert_false(tlbf_rows_split(bytes, len, 6, &start, runs, MAX_RUNS, &nruns));
+	assert_false(tlbf_rows_split(bytes, len, 8, &start, runs, MAX_RUNS, &nruns));
+	assert_false(tlbf_rows_split(bytes, len - 1, 7, &start, runs, MAX_RUNS, &nruns));
 	/* more runs than allowed */
-	assert_false(tlbf_rows_split(bytes, len, 7, runs, 2, &nruns));
+	assert_false(tlbf_rows_split(bytes, len, 7, &start, runs, 2, &nruns));
 	/* no rows: no runs */
-	assert_true(tlbf_rows_split(bytes, 0, 0, runs, MAX_RUNS, &nruns));
+	assert_true(tlbf_rows_split(bytes, 0, 0, &start, runs, MAX_RUNS, &nruns));
 	assert_int_equal(nruns, 0);
 }
 
@@ -159,7 +201,11 @@ test_rows_random_bytes(void **unused)
 		copy = malloc(len + 1);
 		assert_non_null(copy);
 		memcpy(copy, bytes, len);
-		(void) tlbf_rows_split(copy, len, rng_next(&rng) % 300, runs, MAX_RUNS, &nruns);
+		{
+			TlbfRowCoding start = coding_of((TlbfRowKind) (round % 2));
+
+			(void) tlbf_rows_split(copy, len, rng_next(&rng) % 300, &start, runs, MAX_RUNS, &nruns);
+		}
 		free(copy);
 	}
 	free(bytes);
@@ -225,7 +271,8 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	uint8_t    *streams[NWORKERS];
 	size_t		lens[NWORKERS] = {0};
 	uint64_t	counts[NWORKERS] = {0};
-	TlbfTime	prevs[NWORKERS] = {0};
+	TlbfRowCoding codings[NWORKERS];
+	int64_t    *keys = malloc(NROWS * sizeof(int64_t));
 	TlbfRun		runs[NWORKERS][MAX_RUNS];
 	TlbfRowCursor cursors[NWORKERS * MAX_RUNS];
 	TlbfRowNext next[NWORKERS * MAX_RUNS];
@@ -241,10 +288,17 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	int			start = 0;
 
 	assert_non_null(rows);
+	assert_non_null(keys);
 	for (int i = 0; i < NROWS; i++)
-		rows[i] = row_at(i * 10 * 1000, rng_next(&rng) % 100000);	/* 10 ms apart */
+	{
+		keys[i] = (int64_t) (rng_next(&rng) % 100000);
+		rows[i] = row_at(i * 10 * 1000, (uint64_t) keys[i]);	/* 10 ms apart */
+	}
+
+	/* one worker sends hashes, the others integer keys */
 	for (int w = 0; w < NWORKERS; w++)
 	{
+		tlbf_row_coding_init(&codings[w], w == 0 ? TLBF_ROWS_HASHES : TLBF_ROWS_INT64, 0);
 		streams[w] = malloc(NROWS * TLBF_ROW_MAX_BYTES);
 		assert_non_null(streams[w]);
 	}
@@ -265,8 +319,7 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 
 			for (int i = start; i < start + len && i < to; i++)
 			{
-				lens[w] += tlbf_row_encode(streams[w] + lens[w], prevs[w], &rows[i]);
-				prevs[w] = rows[i].at;
+				lens[w] += tlbf_row_encode(streams[w] + lens[w], &codings[w], &rows[i], keys[i]);
 				counts[w]++;
 			}
 			start += len;
@@ -276,7 +329,10 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	{
 		int			nruns;
 
-		assert_true(tlbf_rows_split(streams[w], lens[w], counts[w], runs[w], MAX_RUNS, &nruns));
+		TlbfRowCoding start;
+
+		tlbf_row_coding_init(&start, codings[w].kind, 0);
+		assert_true(tlbf_rows_split(streams[w], lens[w], counts[w], &start, runs[w], MAX_RUNS, &nruns));
 		assert_true(nruns <= 2);
 		for (int r = 0; r < nruns; r++)
 		{
@@ -302,6 +358,7 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	for (int w = 0; w < NWORKERS; w++)
 		free(streams[w]);
 	free(rows);
+	free(keys);
 }
 
 int
