@@ -55,26 +55,18 @@ row_stream_create(MemoryContext parent, TlbfRowKind kind, uint64 seed)
 	return stream;
 }
 
-/* Add a row; 'item' is its key if the stream's rows carry integer keys. */
+/* Make room for one more row. */
 void
-row_stream_append(RowStream *stream, const TlbfRow *row, int64 item)
+row_stream_grow(RowStream *stream)
 {
-	if (stream->used + TLBF_ROW_MAX_BYTES > stream->allocated)
-	{
-		Size		grown = Min(2 * stream->allocated, MaxAllocSize);
+	Size		grown = Min(2 * stream->allocated, MaxAllocSize);
 
-		if (stream->used + TLBF_ROW_MAX_BYTES > grown)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("tlbf_agg cannot hold more rows out of time order")));
-		stream->data = repalloc(stream->data, grown);
-		stream->allocated = grown;
-	}
-	if (stream->data->nrows == 0 || row->at < stream->coding.prev_at)
-		stream->nruns++;
-	stream->used += tlbf_row_encode((uint8 *) stream->data + stream->used,
-									&stream->coding, row, item);
-	stream->data->nrows++;
+	if (stream->used + TLBF_ROW_MAX_BYTES > grown)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tlbf_agg cannot hold more rows out of time order")));
+	stream->data = repalloc(stream->data, grown);
+	stream->allocated = grown;
 }
 
 void
@@ -181,31 +173,13 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
  */
 #define ROW_LOG_MAX_FILE_BYTES ((uint64) 1 << 30)
 
-/*
- * Past its memory budget a log writes its rows to the file in chunks, each
- * a ChunkHeader and then rows encoded as in a stream, continuing from the
- * chunk before.  A chunk is written when its rows pass this many bytes.
- */
-#define ROW_LOG_CHUNK_BYTES 65536
-
+/* A chunk of the file: this header, then rows encoded as in a stream,
+ * continuing the coding of the chunk before. */
 typedef struct ChunkHeader
 {
 	uint32		bytes;
 	uint32		rows;
 } ChunkHeader;
-
-struct RowLog
-{
-	MemoryContext context;		/* its own */
-	RowStream  *stream;			/* the rows not in the file */
-	BufFile    *file;			/* NULL until the log spills */
-	uint64		file_bytes;
-	bool		may_spill;
-	TlbfRowCoding first;		/* what the first row is encoded against */
-	TlbfRowCursor cursor;		/* reading: the stream, or the current chunk */
-	uint8	   *chunk;			/* reading: the chunk read from the file */
-	Size		chunk_allocated;
-};
 
 RowLog *
 row_log_create(MemoryContext parent, bool may_spill, TlbfRowKind kind, uint64 seed)
@@ -252,28 +226,17 @@ write_chunk(RowLog *log)
 }
 
 /*
- * Add a row ('item': its key, if the log's rows carry integer keys).  False
- * if the log cannot hold it (past its memory budget and not allowed to
- * spill, or past its file's limit): the caller drops the log.
+ * The log passed its memory budget (before it spills) or its chunk size:
+ * write the rows to the file, or say that the log cannot hold them.
  */
 bool
-row_log_append(RowLog *log, const TlbfRow *row, int64 item, Size memory_budget)
+row_log_overflow(RowLog *log, Size memory_budget)
 {
-	row_stream_append(log->stream, row, item);
-	if (log->file == NULL)
-	{
-		if (log->stream->used <= memory_budget)
-			return true;
-		if (!log->may_spill)
-			return false;
-		write_chunk(log);
-	}
-	else if (log->stream->used >= ROW_LOG_CHUNK_BYTES)
-	{
-		if (log->file_bytes > ROW_LOG_MAX_FILE_BYTES)
-			return false;
-		write_chunk(log);
-	}
+	if (log->file == NULL && !log->may_spill)
+		return false;
+	if (log->file_bytes > ROW_LOG_MAX_FILE_BYTES)
+		return false;
+	write_chunk(log);
 	return true;
 }
 

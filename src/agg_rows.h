@@ -63,17 +63,30 @@ typedef struct RowSorter RowSorter;
 
 /*
  * A log of rows in arrival order: a RowStream while it fits its memory
- * budget; past it, if it may spill, a temporary file of fixed-size rows,
- * else dropped.
+ * budget; past it, if it may spill, a temporary file of chunks of encoded
+ * rows (written once they pass ROW_LOG_CHUNK_BYTES), else dropped.
  */
-typedef struct RowLog RowLog;
+#define ROW_LOG_CHUNK_BYTES 65536
+
+typedef struct RowLog
+{
+	MemoryContext context;		/* its own */
+	RowStream  *stream;			/* the rows not in the file */
+	struct BufFile *file;		/* NULL until the log spills */
+	uint64		file_bytes;
+	bool		may_spill;
+	TlbfRowCoding first;		/* what the first row is encoded against */
+	TlbfRowCursor cursor;		/* reading: the stream, or the current chunk */
+	uint8	   *chunk;			/* reading: the chunk read from the file */
+	Size		chunk_allocated;
+} RowLog;
 
 /* Parameters of a filter an aggregate builds (span and error rate given). */
 extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
 
 extern RowStream *row_stream_create(MemoryContext parent, TlbfRowKind kind,
 									uint64 seed);
-extern void row_stream_append(RowStream *stream, const TlbfRow *row, int64 item);
+extern void row_stream_grow(RowStream *stream);
 extern void row_stream_free(RowStream *stream);
 extern bytea *row_stream_bytes(RowStream *stream, const TlbfParams *params);
 extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
@@ -83,8 +96,7 @@ extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext contex
 
 extern RowLog *row_log_create(MemoryContext parent, bool may_spill,
 							  TlbfRowKind kind, uint64 seed);
-extern bool row_log_append(RowLog *log, const TlbfRow *row, int64 item,
-						   Size memory_budget);
+extern bool row_log_overflow(RowLog *log, Size memory_budget);
 extern Size row_log_memory(const RowLog *log);
 extern void row_log_start_reading(RowLog *log);
 extern bool row_log_next(void *log, TlbfRow *row);
@@ -101,5 +113,35 @@ extern Tlbf *tlbf_agg_new_filter(const TlbfParams *params, TlbfMemory *memory,
 								 MemoryContext context);
 extern void tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at);
 extern void tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge);
+
+/*
+ * Add a row; 'item' is its key if the stream's rows carry integer keys.
+ * Inline, with the growth apart: a serial tlbf_agg logs every row.
+ */
+static inline void
+row_stream_append(RowStream *stream, const TlbfRow *row, int64 item)
+{
+	if (stream->used + TLBF_ROW_MAX_BYTES > stream->allocated)
+		row_stream_grow(stream);
+	if (stream->data->nrows == 0 || row->at < stream->coding.prev_at)
+		stream->nruns++;
+	stream->used += tlbf_row_encode((uint8 *) stream->data + stream->used,
+									&stream->coding, row, item);
+	stream->data->nrows++;
+}
+
+/*
+ * Add a row to a log.  False if the log cannot hold it (past its memory
+ * budget and not allowed to spill, or past its file's limit): the caller
+ * drops the log.
+ */
+static inline bool
+row_log_append(RowLog *log, const TlbfRow *row, int64 item, Size memory_budget)
+{
+	row_stream_append(log->stream, row, item);
+	if (log->stream->used <= (log->file == NULL ? memory_budget : ROW_LOG_CHUNK_BYTES))
+		return true;
+	return row_log_overflow(log, memory_budget);
+}
 
 #endif							/* TLBF_AGG_ROWS_H */

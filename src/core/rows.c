@@ -6,8 +6,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <string.h>
-
 #include "tlbf_rows.h"
 
 void
@@ -17,27 +15,6 @@ tlbf_row_coding_init(TlbfRowCoding *coding, TlbfRowKind kind, uint64_t seed)
 	coding->seed = seed;
 	coding->prev_at = 0;
 	coding->prev_item = 0;
-}
-
-/*
- * The difference of two int64s, taken modulo 2^64 and zigzag-encoded as a
- * varint: small steps either way give few bytes.  Any two values
- * round-trip.
- */
-static size_t
-put_difference(uint8_t *out, int64_t value, int64_t prev)
-{
-	int64_t		delta = (int64_t) ((uint64_t) value - (uint64_t) prev);
-	uint64_t	zigzag = ((uint64_t) delta << 1) ^ (uint64_t) (delta >> 63);
-	size_t		n = 0;
-
-	while (zigzag >= 0x80)
-	{
-		out[n++] = (uint8_t) (zigzag | 0x80);
-		zigzag >>= 7;
-	}
-	out[n++] = (uint8_t) zigzag;
-	return n;
 }
 
 /* False if the bytes end early or the varint is longer than 64 bits. */
@@ -60,27 +37,6 @@ get_difference(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *val
 	*value = (int64_t) ((uint64_t) prev + (uint64_t) delta);
 	*p = q;
 	return true;
-}
-
-/*
- * Encode a row after the ones 'coding' has seen: its time, then its hash or
- * (TLBF_ROWS_INT64) its integer key 'item'.  Returns the bytes written.
- */
-size_t
-tlbf_row_encode(uint8_t *out, TlbfRowCoding *coding, const TlbfRow *row, int64_t item)
-{
-	size_t		n = put_difference(out, row->at, coding->prev_at);
-
-	coding->prev_at = row->at;
-	if (coding->kind == TLBF_ROWS_INT64)
-	{
-		n += put_difference(out + n, item, coding->prev_item);
-		coding->prev_item = item;
-		return n;
-	}
-	memcpy(out + n, &row->hash.a, sizeof(uint64_t));
-	memcpy(out + n + 8, &row->hash.b, sizeof(uint64_t));
-	return n + 16;
 }
 
 /*

@@ -23,6 +23,8 @@
 #ifndef TLBF_ROWS_H
 #define TLBF_ROWS_H
 
+#include <string.h>
+
 #include "tlbf.h"
 
 typedef struct TlbfRow
@@ -87,8 +89,6 @@ typedef struct TlbfRowMerge
 
 extern void tlbf_row_coding_init(TlbfRowCoding *coding, TlbfRowKind kind,
 								 uint64_t seed);
-extern size_t tlbf_row_encode(uint8_t *out, TlbfRowCoding *coding,
-							  const TlbfRow *row, int64_t item);
 extern bool tlbf_row_decode(const uint8_t **p, const uint8_t *end,
 							TlbfRowCoding *coding, TlbfRow *row);
 extern bool tlbf_rows_split(const uint8_t *data, size_t len, uint64_t nrows,
@@ -101,5 +101,48 @@ extern bool tlbf_cursor_next(void *cursor, TlbfRow *row);
 
 extern void tlbf_row_merge_start(TlbfRowMerge *merge, int nsources);
 extern bool tlbf_row_merge_next(TlbfRowMerge *merge, TlbfRow *row);
+
+/* Inline: tlbf_agg encodes every row it logs. */
+/*
+ * The difference of two int64s, taken modulo 2^64 and zigzag-encoded as a
+ * varint: small steps either way give few bytes.  Any two values
+ * round-trip.
+ */
+static inline size_t
+tlbf_put_difference(uint8_t *out, int64_t value, int64_t prev)
+{
+	int64_t		delta = (int64_t) ((uint64_t) value - (uint64_t) prev);
+	uint64_t	zigzag = ((uint64_t) delta << 1) ^ (uint64_t) (delta >> 63);
+	size_t		n = 0;
+
+	while (zigzag >= 0x80)
+	{
+		out[n++] = (uint8_t) (zigzag | 0x80);
+		zigzag >>= 7;
+	}
+	out[n++] = (uint8_t) zigzag;
+	return n;
+}
+
+/*
+ * Encode a row after the ones 'coding' has seen: its time, then its hash or
+ * (TLBF_ROWS_INT64) its integer key 'item'.  Returns the bytes written.
+ */
+static inline size_t
+tlbf_row_encode(uint8_t *out, TlbfRowCoding *coding, const TlbfRow *row, int64_t item)
+{
+	size_t		n = tlbf_put_difference(out, row->at, coding->prev_at);
+
+	coding->prev_at = row->at;
+	if (coding->kind == TLBF_ROWS_INT64)
+	{
+		n += tlbf_put_difference(out + n, item, coding->prev_item);
+		coding->prev_item = item;
+		return n;
+	}
+	memcpy(out + n, &row->hash.a, sizeof(uint64_t));
+	memcpy(out + n + 8, &row->hash.b, sizeof(uint64_t));
+	return n + 16;
+}
 
 #endif							/* TLBF_ROWS_H */
