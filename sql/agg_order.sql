@@ -34,6 +34,8 @@ SET synchronize_seqscans = off;
 SET max_parallel_workers_per_gather = 0;
 INSERT INTO built SELECT 'ORDER BY at', tlbf_agg(g, at, '1 hour' ORDER BY at) FROM timed;
 INSERT INTO built SELECT 'heap in time order', tlbf_agg(g, at, '1 hour') FROM timed;
+-- Sorted in the call, but not by time: newest first.
+INSERT INTO built SELECT 'ORDER BY g DESC', tlbf_agg(g, at, '1 hour' ORDER BY g DESC) FROM timed;
 -- A scan that starts in the middle of the table and wraps around, as a
 -- synchronized scan does: the newest third, then the rest.
 INSERT INTO built

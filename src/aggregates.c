@@ -32,7 +32,9 @@
  *	  they come in more than a few runs, and sends a filter built from them
  *	  if they pass TLBF_MAX_SENT_BYTES.
  *
- * As a window function, and in a hashed aggregation (which keeps every
+ * With ORDER BY at in the call, PostgreSQL sorts the rows first, and they
+ * are added as they come, without a log.  As a window function, and in a
+ * hashed aggregation (which keeps every
  * group's state at once: a log and a sort per group would not keep to
  * work_mem), tlbf_agg adds rows as they come, a late row at the newest time
  * so far.  As a window function the final function leaves the state as it
@@ -46,8 +48,10 @@
  */
 #include "agg_rows.h"
 
+#include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "utils/typcache.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(tlbf_agg_trans);
@@ -183,6 +187,22 @@ first_row_params(FunctionCallInfo fcinfo, TlbfParams *params, TlbfTime *slack)
  * state is serialized for a final aggregation), DIRECT without reordering
  * as a window function, DIRECT otherwise.
  */
+/* Is the call tlbf_agg(item, at, ... ORDER BY at): its rows come sorted? */
+static bool
+ordered_by_time(Aggref *aggref)
+{
+	SortGroupClause *first;
+	TargetEntry *at;
+
+	if (aggref->aggorder == NIL || list_length(aggref->args) < 2)
+		return false;
+	first = linitial_node(SortGroupClause, aggref->aggorder);
+	at = list_nth_node(TargetEntry, aggref->args, 1);
+	return at->ressortgroupref != 0 &&
+		first->tleSortGroupRef == at->ressortgroupref &&
+		first->sortop == lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR)->lt_opr;
+}
+
 static void
 choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 {
@@ -196,7 +216,7 @@ choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 	strategy = ((AggState *) fcinfo->context)->aggstrategy;
 	if (DO_AGGSPLIT_SERIALIZE(aggref->aggsplit))
 		state->course = AGG_SENDING;
-	else if (strategy == AGG_PLAIN || strategy == AGG_SORTED)
+	else if ((strategy == AGG_PLAIN || strategy == AGG_SORTED) && !ordered_by_time(aggref))
 		state->reorders = true;
 }
 

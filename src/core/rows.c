@@ -6,6 +6,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <string.h>
+
 #include "tlbf_rows.h"
 
 void
@@ -40,12 +42,14 @@ get_difference(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *val
 }
 
 /*
- * Decode the row at *p, advancing *p and the coding.  False if the bytes
- * end early, a varint is longer than 64 bits, or the time is not a valid
- * timestamp (the core's insertion requires one).
+ * Decode the row at *p into 'row' (its hash only if want_hash), advancing
+ * *p and the coding.  False if the bytes end early, a varint is longer than
+ * 64 bits, or the time is not a valid timestamp (the core's insertion
+ * requires one).
  */
-bool
-tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding, TlbfRow *row)
+static bool
+decode_row(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
+		   TlbfRow *row, bool want_hash)
 {
 	const uint8_t *q = *p;
 	int64_t		at;
@@ -59,21 +63,31 @@ tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding, Tl
 
 		if (!get_difference(&q, end, coding->prev_item, &item))
 			return false;
-		row->hash = tlbf_hash_int64(item, coding->seed);
+		if (want_hash)
+			row->hash = tlbf_hash_int64(item, coding->seed);
 		coding->prev_item = item;
 	}
 	else
 	{
 		if ((size_t) (end - q) < 16)
 			return false;
-		memcpy(&row->hash.a, q, sizeof(uint64_t));
-		memcpy(&row->hash.b, q + 8, sizeof(uint64_t));
+		if (want_hash)
+		{
+			memcpy(&row->hash.a, q, sizeof(uint64_t));
+			memcpy(&row->hash.b, q + 8, sizeof(uint64_t));
+		}
 		q += 16;
 	}
 	row->at = at;
 	coding->prev_at = at;
 	*p = q;
 	return true;
+}
+
+bool
+tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding, TlbfRow *row)
+{
+	return decode_row(p, end, coding, row, true);
 }
 
 /*
@@ -98,7 +112,7 @@ tlbf_rows_split(const uint8_t *data, size_t len, uint64_t nrows,
 		size_t		offset = (size_t) (p - data);
 		TlbfRowCoding before = coding;
 
-		if (!tlbf_row_decode(&p, end, &coding, &row))
+		if (!decode_row(&p, end, &coding, &row, false))
 			return false;
 		if (i == 0 || row.at < before.prev_at)
 		{
