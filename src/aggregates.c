@@ -62,10 +62,11 @@ PG_FUNCTION_INFO_V1(tlbf_agg_serialize);
 PG_FUNCTION_INFO_V1(tlbf_agg_deserialize);
 
 /*
- * The most a participant of a partial aggregation sends as rows (about 18
- * bytes a row); with more it sends a filter, and the result is a union.
+ * The most a participant of a partial aggregation sends as rows
+ * (tlbf.agg_send_limit); with more it sends a filter, and the result is a
+ * union.
  */
-#define TLBF_MAX_SENT_BYTES ((Size) 256 * 1024 * 1024)
+#define TLBF_MAX_SENT_BYTES ((Size) tlbf_agg_send_limit * 1024)
 
 typedef enum AggCourse
 {
@@ -182,11 +183,6 @@ first_row_params(FunctionCallInfo fcinfo, TlbfParams *params, TlbfTime *slack)
 	*slack = params->span / params->l;
 }
 
-/*
- * Which course a new state takes: SENDING in a partial aggregation (its
- * state is serialized for a final aggregation), DIRECT without reordering
- * as a window function, DIRECT otherwise.
- */
 /* Is the call tlbf_agg(item, at, ... ORDER BY at): its rows come sorted? */
 static bool
 ordered_by_time(Aggref *aggref)
@@ -203,6 +199,13 @@ ordered_by_time(Aggref *aggref)
 		first->sortop == lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_LT_OPR)->lt_opr;
 }
 
+/*
+ * Which course a new state takes: SENDING in a partial aggregation (its
+ * state is serialized for a final aggregation); DIRECT reordering in a
+ * plain or sorted aggregation whose rows are not sorted by time in the
+ * call; DIRECT adding rows as they come otherwise (window functions,
+ * hashed aggregation, ORDER BY at).
+ */
 static void
 choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 {
@@ -369,8 +372,9 @@ sort_stream(TlbfAggState *state, RowStream *stream)
 }
 
 /*
- * A row older than the one before, in a DIRECT state that reorders.  The
- * first time, with every row in the log, the log becomes the run to merge
+ * A row older than the newest one by more than the slack, in a DIRECT
+ * state that reorders (a descent).  The first time, with every row in the
+ * log, the log becomes the run to merge
  * in and a new filter starts.  Otherwise every row goes to a sort: the
  * logged ones if the log still holds them all, or else the filter is kept
  * as a part of the result.
@@ -455,7 +459,7 @@ static Tlbf *
 build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 {
 	int			nsources = 0;
-	int			max_sources = 2 + state->nreceived * TLBF_MAX_SENT_RUNS;
+	int			max_sources = 1 + (1 + state->nreceived) * TLBF_MAX_SENT_RUNS;
 	TlbfRowCursor *cursors = palloc(max_sources * sizeof(TlbfRowCursor));
 	TlbfRun	   *sending_runs = palloc(TLBF_MAX_SENT_RUNS * sizeof(TlbfRun));
 	TlbfRowMerge merge;
@@ -506,7 +510,8 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 			nsources++;
 		}
 	}
-	Assert(nsources <= max_sources);
+	if (nsources > max_sources)
+		elog(ERROR, "tlbf_agg merges more runs than it made room for");
 
 	f = tlbf_agg_new_filter(&state->params, memory, context);
 	tlbf_row_merge_start(&merge, nsources);

@@ -21,6 +21,9 @@ PG_MODULE_MAGIC;
  */
 int			tlbf_max_filter_bytes = 64 * 1024 * 1024;
 
+/* The most a partial tlbf_agg sends as rows, in kB; past it, a filter. */
+int			tlbf_agg_send_limit = 256 * 1024;
+
 /* Seconds between two maintenance passes. */
 int			tlbf_naptime = 60;
 
@@ -46,6 +49,17 @@ _PG_init(void)
 							1024 * 1024 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.agg_send_limit",
+							"Most rows a partial tlbf_agg sends to the final aggregation.",
+							"Past it, a parallel worker or a partition's partial "
+							"aggregate sends a filter of its rows, and the result is a union.",
+							&tlbf_agg_send_limit,
+							256 * 1024,
+							64,
+							512 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.naptime",
 							"Time between two passes of the tlbf maintenance worker.",

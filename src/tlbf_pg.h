@@ -28,6 +28,7 @@ typedef struct ItemHasher ItemHasher;
 
 /* guc.c */
 extern int	tlbf_max_filter_bytes;
+extern int	tlbf_agg_send_limit;
 extern int	tlbf_naptime;
 extern bool tlbf_worker_enabled;
 extern int	tlbf_snapshot_interval;
