@@ -51,6 +51,7 @@
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
 #include "utils/typcache.h"
 #include "utils/memutils.h"
 
