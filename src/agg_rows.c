@@ -3,10 +3,10 @@
  * agg_rows.c
  *	  What tlbf_agg keeps of rows it cannot add to its filter yet:
  *
- *	  - a RowStream, the rows in arrival order, compactly encoded (about
- *		18 bytes a row), in memory: the log of the rows a filter holds while
- *		they may still have to be re-added, and a parallel worker's rows,
- *		which it sends as its partial state;
+ *	  - a RowStream, the rows in arrival order, compactly encoded (18 bytes
+ *		a row with a hash, a few with an integer key), in memory: a parallel
+ *		worker's rows, which it sends as its partial state, and the start of
+ *		a log;
  *	  - a RowLog, the log of a filter's rows: a RowStream while it fits in
  *		its share of work_mem, then a temporary file;
  *	  - a RowSorter, a tuplesort of (time, hash), which keeps to work_mem
