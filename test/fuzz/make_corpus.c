@@ -24,6 +24,7 @@
 #include "edge_values.h"
 #include "heap_memory.h"
 #include "tlbf.h"
+#include "tlbf_rows.h"
 
 #include "common/base64.h"
 
@@ -357,6 +358,68 @@ write_raw(const char *target, int n, const Value *v)
 	write_file(target, n, v->name, bytes, len);
 }
 
+/*
+ * fuzz_rows: a kind byte, a row count, then the rows: ascending, a scan
+ * that wraps around (two runs), equal times, and the ends of the time
+ * range, each with hashes and with integer keys.
+ */
+static void
+write_rows(int n, const char *name, TlbfRowKind kind, const TlbfTime *times,
+		   const int64_t *keys, int nrows)
+{
+	uint8_t    *buffer = malloc(9 + (size_t) nrows * TLBF_ROW_MAX_BYTES);
+	uint64_t	count = (uint64_t) nrows;
+	size_t		len = 9;
+	TlbfRowCoding coding;
+
+	buffer[0] = (uint8_t) kind;
+	memcpy(buffer + 1, &count, 8);
+	tlbf_row_coding_init(&coding, kind, 0);
+	for (int i = 0; i < nrows; i++)
+	{
+		TlbfRow		row = {times[i], tlbf_hash_int64(keys[i], 0)};
+
+		len += tlbf_row_encode(buffer + len, &coding, &row, keys[i]);
+	}
+	write_file("fuzz_rows", n, name, buffer, len);
+	free(buffer);
+}
+
+static void
+write_rows_seeds(void)
+{
+	enum
+	{
+		N = 200
+	};
+	TlbfTime	times[N];
+	int64_t		keys[N];
+	int			n = 0;
+
+	for (int kind = TLBF_ROWS_HASHES; kind <= TLBF_ROWS_INT64; kind++)
+	{
+		for (int i = 0; i < N; i++)
+		{
+			times[i] = INT64_C(757382400000000) + i * INT64_C(100000);
+			keys[i] = i;
+		}
+		write_rows(n++, "ascending", kind, times, keys, N);
+		for (int i = 0; i < N; i++)
+			times[i] = INT64_C(757382400000000) + ((i + N / 3) % N) * INT64_C(100000);
+		write_rows(n++, "wrapped", kind, times, keys, N);
+		for (int i = 0; i < N; i++)
+			times[i] = INT64_C(757382400000000) + (i / 10) * INT64_C(1000000);
+		write_rows(n++, "equal-times", kind, times, keys, N);
+		times[0] = TLBF_TIME_MIN;
+		times[1] = TLBF_TIME_END - 1;
+		times[2] = 0;
+		keys[0] = INT64_MIN;
+		keys[1] = INT64_MAX;
+		keys[2] = 0;
+		write_rows(n++, "extremes", kind, times, keys, 3);
+	}
+}
+
 /* fuzz_union: a length word (24 bits of length, 8 of cap), then a, then b. */
 static void
 write_pair(int n, const Value *a, const Value *b, uint8_t cap)
@@ -424,7 +487,8 @@ static const size_t memory_model_len[] = {10, 10, 10, 14, 10};
 int
 main(int argc, char **argv)
 {
-	const char *targets[] = {"fuzz_text", "fuzz_binary", "fuzz_deserialize", "fuzz_union", "fuzz_operations"};
+	const char *targets[] = {"fuzz_text", "fuzz_binary", "fuzz_deserialize", "fuzz_union", "fuzz_operations",
+	"fuzz_rows"};
 	char		path[512];
 	int			n = 0;
 
@@ -501,6 +565,7 @@ main(int argc, char **argv)
 		write_operations(nvalues + i, name, NULL, setup, len);
 	}
 
+	write_rows_seeds();
 	printf("make_corpus: %d values, %d union pairs, in %s\n", nvalues, n, out_dir);
 	for (int i = 0; i < nvalues; i++)
 		free(values[i].f);
