@@ -196,16 +196,19 @@ row_log_create(MemoryContext parent, bool may_spill, TlbfRowKind kind, uint64 se
 }
 
 /*
- * Write the stream's rows to the file as a chunk, and start a new stream
- * that continues their coding.
+ * Write the stream's rows to the file as a chunk, and empty the stream for
+ * the next chunk, which continues their coding.  The first chunk may be as
+ * large as the memory budget; the stream then gives back all but room for
+ * one chunk.
  */
 static void
 write_chunk(RowLog *log)
 {
-	RowStream  *old = log->stream;
+	RowStream  *stream = log->stream;
 	ChunkHeader header;
+	Size		keep = 2 * ROW_LOG_CHUNK_BYTES;
 
-	if (old->data->nrows == 0)
+	if (stream->data->nrows == 0)
 		return;
 	if (log->file == NULL)
 	{
@@ -214,15 +217,19 @@ write_chunk(RowLog *log)
 		log->file = BufFileCreateTemp(false);
 		MemoryContextSwitchTo(caller);
 	}
-	header.bytes = (uint32) (old->used - sizeof(TlbfRowsHeader));
-	header.rows = (uint32) old->data->nrows;
+	header.bytes = (uint32) (stream->used - sizeof(TlbfRowsHeader));
+	header.rows = (uint32) stream->data->nrows;
 	BufFileWrite(log->file, (void *) &header, sizeof(header));
-	BufFileWrite(log->file, (char *) old->data + sizeof(TlbfRowsHeader), header.bytes);
+	BufFileWrite(log->file, (char *) stream->data + sizeof(TlbfRowsHeader), header.bytes);
 	log->file_bytes += sizeof(header) + header.bytes;
 
-	log->stream = row_stream_create(log->context, old->coding.kind, old->coding.seed);
-	log->stream->coding = old->coding;
-	row_stream_free(old);
+	stream->used = sizeof(TlbfRowsHeader);
+	stream->data->nrows = 0;
+	if (stream->allocated > keep)
+	{
+		stream->data = repalloc(stream->data, keep);
+		stream->allocated = keep;
+	}
 }
 
 /*
