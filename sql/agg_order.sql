@@ -37,7 +37,10 @@ INSERT INTO built SELECT 'heap in time order', tlbf_agg(g, at, '1 hour') FROM ti
 -- Sorted in the call, but not by time: newest first.
 INSERT INTO built SELECT 'ORDER BY g DESC', tlbf_agg(g, at, '1 hour' ORDER BY g DESC) FROM timed;
 -- A scan that starts in the middle of the table and wraps around, as a
--- synchronized scan does: the newest third, then the rest.
+-- synchronized scan does: the newest third, then the rest (one aggregate
+-- over both, not partial ones).
+SELECT NOT plan_has('SELECT tlbf_agg(g, at, ''1 hour'') FROM (SELECT * FROM timed WHERE g > 200000
+                     UNION ALL SELECT * FROM timed WHERE g <= 200000) s', 'Partial') AS one_aggregate;
 INSERT INTO built
 SELECT 'scan from the middle', tlbf_agg(g, at, '1 hour')
 FROM (SELECT * FROM timed WHERE g > 200000 UNION ALL SELECT * FROM timed WHERE g <= 200000) s;
@@ -126,13 +129,26 @@ FROM (SELECT tlbf_agg(g, at, '1 hour') AS f
      timed
 WHERE at >= '2024-01-01 00:15+00';
 
--- A hashed GROUP BY keeps every group's state at once, so there rows are
--- added as they come (a log and a sort per group would not keep to
--- work_mem): late rows at the newest time so far.  No key is missed; with
--- ORDER BY at in the call each group's filter is the ordered one.
+-- A hashed GROUP BY keeps every group's state at once: the groups share
+-- work_mem for their logs, and do not sort.  A scan that wraps around still
+-- gives each group its ordered filter; shuffled rows are added as they come
+-- after the second descent (late ones at the newest time so far), and no
+-- key is missed; with ORDER BY at in the call each group's filter is the
+-- ordered one.
 SET enable_sort = off;
 SELECT plan_has('SELECT g % 2, tlbf_agg(g, at, ''1 hour'') FROM timed_shuffled GROUP BY 1',
                 'HashAggregate') AS hashed;
+SELECT plan_has('SELECT g % 2, tlbf_agg(g, at, ''1 hour'') FROM (SELECT * FROM timed WHERE g > 200000
+                  UNION ALL SELECT * FROM timed WHERE g <= 200000) s GROUP BY 1', 'HashAggregate')
+       AND NOT plan_has('SELECT g % 2, tlbf_agg(g, at, ''1 hour'') FROM (SELECT * FROM timed WHERE g > 200000
+                         UNION ALL SELECT * FROM timed WHERE g <= 200000) s GROUP BY 1', 'Partial')
+    AS wrapped_hashed;
+SELECT bool_and(w.f::bytea = o.f::bytea) AS wrapped_groups_same_bytes, count(*) AS groups
+FROM (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour') AS f
+      FROM (SELECT * FROM timed WHERE g > 200000 UNION ALL SELECT * FROM timed WHERE g <= 200000) s
+      GROUP BY 1) w
+     JOIN (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour' ORDER BY at) AS f FROM timed GROUP BY 1) o
+     USING (parity);
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, t.g, '2024-01-01 01:15+00')) AS live_missed
 FROM (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour') AS f FROM timed_shuffled GROUP BY 1) s
      JOIN timed t ON t.g % 2 = s.parity

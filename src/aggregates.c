@@ -11,9 +11,11 @@
  * where it belonged.  The state therefore takes one of three courses:
  *
  * DIRECT: rows are added to the filter as they come (in place, growing by
- *	  doubling; each row one call late, see add_in_order).  In a plain or
- *	  sorted aggregation (one group at a time) it also keeps a log of the
- *	  rows the filter holds: in work_mem, then in a temporary file.  A row
+ *	  doubling; each row one call late, see add_in_order).  It also keeps a
+ *	  log of the rows the filter holds: in work_mem, then in a temporary
+ *	  file (in a hashed aggregation, which keeps every group's state at
+ *	  once, the groups share work_mem and a log past its share is dropped).
+ *	  A row
  *	  older than the newest one by more than the slack (one
  *	  planned generation, span / l; later rows are added as they come, at
  *	  the newest time, as a filter does) is a descent.  The first turns the
@@ -24,7 +26,10 @@
  * SORTING: after a second descent, rows go to a tuplesort (work_mem, then
  *	  disk) with the logged ones, and are added in time order at the end.
  *	  Without the log, the filter already built is kept and merged with the
- *	  result as a union (tlbf_union: its false positives add up).
+ *	  result as a union (tlbf_union: its false positives add up).  A hashed
+ *	  aggregation does not sort (a sort per group would not keep to
+ *	  work_mem): after a second descent, or one without the log, its rows
+ *	  are added as they come.
  * SENDING: a partial aggregation (parallel workers, partitionwise plans)
  *	  keeps its rows compactly as they come and sends them, not a filter;
  *	  the final aggregation merges every participant's ascending runs and
@@ -33,14 +38,11 @@
  *	  if they pass TLBF_MAX_SENT_BYTES.
  *
  * With ORDER BY at in the call, PostgreSQL sorts the rows first, and they
- * are added as they come, without a log.  As a window function, and in a
- * hashed aggregation (which keeps every
- * group's state at once: a log and a sort per group would not keep to
- * work_mem), tlbf_agg adds rows as they come, a late row at the newest time
- * so far.  As a window function the final function leaves the state as it
- * was.  Elsewhere the final
- * function settles the state into one filter and keeps that, so that it can
- * run again on the same state.
+ * are added as they come, without a log.  As a window function tlbf_agg
+ * adds rows as they come, a late one at the newest time so far, and the
+ * final function leaves the state as it was.  Elsewhere the final function
+ * settles the state into one filter and keeps that, so that it can run
+ * again on the same state.
  *
  * tlbf_union_agg keeps a list of filters to merge once, at the end.
  *
@@ -80,6 +82,8 @@ typedef struct TlbfAggState
 {
 	AggCourse	course;
 	bool		reorders;		/* false as a window function */
+	bool		shares_work_mem;	/* hashed: every group's state at once */
+	AggState   *aggstate;		/* for the number of groups */
 	TlbfParams	params;			/* from the first row */
 	TlbfRowKind row_kind;		/* integer keys travel as such */
 	bool		has_rows;
@@ -217,22 +221,28 @@ choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 	state->reorders = false;
 	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState) || aggref == NULL)
 		return;
-	strategy = ((AggState *) fcinfo->context)->aggstrategy;
+	state->aggstate = (AggState *) fcinfo->context;
+	strategy = state->aggstate->aggstrategy;
+	state->shares_work_mem = strategy != AGG_PLAIN && strategy != AGG_SORTED;
 	if (DO_AGGSPLIT_SERIALIZE(aggref->aggsplit))
 		state->course = AGG_SENDING;
-	else if ((strategy == AGG_PLAIN || strategy == AGG_SORTED) && !ordered_by_time(aggref))
+	else if (!ordered_by_time(aggref))
 		state->reorders = true;
 }
 
 /*
  * The log may take work_mem in memory (less what the run being merged in
- * holds), and spills to a temporary file past it.
+ * holds), and spills to a temporary file past it.  In a hashed
+ * aggregation, which keeps every group's state at once, the groups share
+ * work_mem, and a log that passes its share is dropped.
  */
 static Size
 log_budget(const TlbfAggState *state)
 {
 	Size		budget = (Size) work_mem * 1024;
 
+	if (state->shares_work_mem)
+		budget /= Max(state->aggstate->hash_ngroups_current, 1);
 	if (state->merge_in != NULL)
 		budget -= Min(budget, row_log_memory(state->merge_in));
 	return budget;
@@ -254,7 +264,7 @@ forget_log(TlbfAggState *state)
 static void
 start_log(TlbfAggState *state, MemoryContext context)
 {
-	state->log = row_log_create(context, true,
+	state->log = row_log_create(context, !state->shares_work_mem,
 								state->descents == 0 ? state->row_kind : TLBF_ROWS_HASHES,
 								state->params.seed);
 	state->log_budget = log_budget(state);
@@ -393,6 +403,18 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 		pfree(state->growing);
 		state->growing = NULL;
 		state->pending = false;
+		return;
+	}
+
+	/*
+	 * A hashed aggregation does not sort (a sort per group would not keep
+	 * to work_mem): its rows are added as they come from now on, a late one
+	 * at the newest time so far.
+	 */
+	if (state->shares_work_mem)
+	{
+		forget_log(state);
+		state->reorders = false;
 		return;
 	}
 
@@ -705,7 +727,8 @@ state_value(TlbfAggState *state, MemoryContext context)
 	const Tlbf **inputs;
 	int			n = 0;
 
-	if (state->reorders || state->course != AGG_DIRECT || state->nreceived > 0)
+	if (state->reorders || state->merge_in != NULL ||
+		state->course != AGG_DIRECT || state->nreceived > 0)
 		settle(state, context);
 	inputs = palloc((state->nparts + 1) * sizeof(Tlbf *));
 	if (state->growing != NULL)
@@ -841,8 +864,8 @@ tlbf_agg_serialize(PG_FUNCTION_ARGS)
 		state->course = AGG_SENDING;
 		PG_RETURN_BYTEA_P(row_stream_bytes(state->sending, &state->params));
 	}
-	if (state->growing != NULL && state->nparts == 0 &&
-		state->course == AGG_DIRECT && !state->reorders && state->nreceived == 0)
+	if (state->growing != NULL && state->nparts == 0 && state->course == AGG_DIRECT &&
+		!state->reorders && state->merge_in == NULL && state->nreceived == 0)
 	{
 		add_pending(state);
 		tlbf_set_length(state->growing);
