@@ -97,6 +97,13 @@ FROM built b, built r
 WHERE r.how = 'ORDER BY at'
 ORDER BY b.how;
 
+-- Two calls that share one state (PostgreSQL computes identical aggregates
+-- once, and runs the final function for each): the same filter twice.
+SELECT a::bytea = b::bytea AS shared_state_same, a::bytea = r.f::bytea AS ordered
+FROM (SELECT tlbf_agg(g, at, '1 hour') AS a, tlbf_agg(g, at, '1 hour') AS b FROM timed_shuffled) s,
+     built r
+WHERE r.how = 'ORDER BY at';
+
 -- With little work_mem, the log of the rows before the wrap goes to a
 -- temporary file: the same bytes again.  And the same false-positive rate
 -- and size, counted rather than compared: over a million keys never added.
