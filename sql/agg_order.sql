@@ -125,6 +125,37 @@ FROM built b, built r
 WHERE r.how = 'ORDER BY at' AND b.how IN ('scan from the middle, work_mem 64kB', 'parallel')
 ORDER BY b.how;
 
+-- Text keys travel as such when short (up to 15 bytes) and as their hash
+-- when longer: a wrapped scan and a parallel plan give the ordered filter
+-- for them too.
+CREATE VIEW timed_text AS
+SELECT CASE WHEN g % 10 = 0 THEN 'a key longer than fifteen bytes ' || g ELSE 'k' || g END AS k, at
+FROM timed;
+CREATE TABLE built_text (how text, f tlbf);
+INSERT INTO built_text SELECT 'ORDER BY at', tlbf_agg(k, at, '1 hour' ORDER BY at) FROM timed_text;
+INSERT INTO built_text
+SELECT 'scan from the middle', tlbf_agg(k, at, '1 hour')
+FROM (SELECT * FROM timed_text WHERE at > '2024-01-01 00:50+00'
+      UNION ALL SELECT * FROM timed_text WHERE at <= '2024-01-01 00:50+00') s;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE TABLE built_text_parallel AS
+SELECT 'parallel' AS how, tlbf_agg(k, at, '1 hour') AS f FROM timed_text;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+INSERT INTO built_text SELECT * FROM built_text_parallel;
+SELECT b.how, b.f::bytea = r.f::bytea AS same_bytes,
+       (SELECT count(*) FROM timed_text
+         WHERE at >= '2024-01-01 00:15+00'
+           AND NOT tlbf_contains(b.f, k, '2024-01-01 01:15+00')) AS live_missed
+FROM built_text b, built_text r
+WHERE r.how = 'ORDER BY at'
+ORDER BY b.how;
+
 -- Rows a little late (up to a second, less than one generation of the
 -- filter: span / l) are added as they come, at the newest time so far, as
 -- a filter does; no key is missed, and nothing is sorted.

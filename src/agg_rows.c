@@ -4,7 +4,8 @@
  *	  What tlbf_agg keeps of rows it cannot add to its filter yet:
  *
  *	  - a RowStream, the rows in arrival order, compactly encoded (18 bytes
- *		a row with a hash, a few with an integer key), in memory: a parallel
+ *		a row with a hash, a few with an integer or short text key), in
+ *		memory: a parallel
  *		worker's rows, which it sends as its partial state, and the start of
  *		a log;
  *	  - a RowLog, the log of a filter's rows: a RowStream while it fits in
@@ -146,7 +147,8 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 		bad_stream("The state's format is not one this version knows.");
 	if (header.reserved1 != 0)
 		bad_stream("Reserved fields are not zero.");
-	if (header.row_kind != TLBF_ROWS_HASHES && header.row_kind != TLBF_ROWS_INT64)
+	if (header.row_kind != TLBF_ROWS_HASHES && header.row_kind != TLBF_ROWS_INT64 &&
+		header.row_kind != TLBF_ROWS_BYTES)
 		bad_stream("The rows are of an unknown kind.");
 
 	received = MemoryContextAllocZero(context, sizeof(ReceivedRows));

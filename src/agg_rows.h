@@ -115,18 +115,18 @@ extern void tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTim
 extern void tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge);
 
 /*
- * Add a row; 'item' is its key if the stream's rows carry integer keys.
+ * Add a row; 'key' is its key if the stream's rows carry keys (else NULL).
  * Inline, with the growth apart: a serial tlbf_agg logs every row.
  */
 static inline void
-row_stream_append(RowStream *stream, const TlbfRow *row, int64 item)
+row_stream_append(RowStream *stream, const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (stream->used + TLBF_ROW_MAX_BYTES > stream->allocated)
 		row_stream_grow(stream);
 	if (stream->data->nrows == 0 || row->at < stream->coding.prev_at)
 		stream->nruns++;
 	stream->used += tlbf_row_encode((uint8 *) stream->data + stream->used,
-									&stream->coding, row, item);
+									&stream->coding, row, key);
 	stream->data->nrows++;
 }
 
@@ -136,9 +136,10 @@ row_stream_append(RowStream *stream, const TlbfRow *row, int64 item)
  * drops the log.
  */
 static inline bool
-row_log_append(RowLog *log, const TlbfRow *row, int64 item, Size memory_budget)
+row_log_append(RowLog *log, const TlbfRow *row, const TlbfRowKey *key,
+			   Size memory_budget)
 {
-	row_stream_append(log->stream, row, item);
+	row_stream_append(log->stream, row, key);
 	if (log->stream->used <= (log->file == NULL ? memory_budget : ROW_LOG_CHUNK_BYTES))
 		return true;
 	return row_log_overflow(log, memory_budget);

@@ -85,7 +85,7 @@ typedef struct TlbfAggState
 	bool		shares_work_mem;	/* hashed: every group's state at once */
 	AggState   *aggstate;		/* for the number of groups */
 	TlbfParams	params;			/* from the first row */
-	TlbfRowKind row_kind;		/* integer keys travel as such */
+	TlbfRowKind row_kind;		/* how keys travel in rows */
 	bool		has_rows;
 	TlbfTime	slack;			/* how late a row may come and be added as
 								 * it comes: one planned generation */
@@ -257,9 +257,9 @@ forget_log(TlbfAggState *state)
 }
 
 /*
- * The first log keeps integer keys as such (a few bytes a row when they
- * count up); a log started after a descent keeps the hashes of the rows it
- * merges in, whose keys are gone.
+ * The first log keeps integer and short byte keys as such (a few bytes a
+ * row when integers count up); a log started after a descent keeps the
+ * hashes of the rows it merges in, whose keys are gone.
  */
 static void
 start_log(TlbfAggState *state, MemoryContext context)
@@ -272,11 +272,11 @@ start_log(TlbfAggState *state, MemoryContext context)
 }
 
 static void
-log_row(TlbfAggState *state, const TlbfRow *row, int64 item)
+log_row(TlbfAggState *state, const TlbfRow *row, const TlbfRowKey *key)
 {
 	if ((++state->logged & 1023) == 0)
 		state->log_budget = log_budget(state);
-	if (!row_log_append(state->log, row, item, state->log_budget))
+	if (!row_log_append(state->log, row, key, state->log_budget))
 		forget_log(state);
 }
 
@@ -298,10 +298,10 @@ add_pending(TlbfAggState *state)
  * add_pending first.
  */
 static void
-add_in_order(TlbfAggState *state, const TlbfRow *row, int64 item)
+add_in_order(TlbfAggState *state, const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (state->log != NULL)
-		log_row(state, row, item);
+		log_row(state, row, key);
 	add_pending(state);
 	tlbf_prefetch_insert(state->growing, row->hash);
 	state->pending = true;
@@ -324,7 +324,7 @@ add_merge_in(TlbfAggState *state, TlbfTime until)
 {
 	while (state->merge_in != NULL && state->merge_head.at <= until)
 	{
-		add_in_order(state, &state->merge_head, 0);
+		add_in_order(state, &state->merge_head, NULL);
 		advance_merge_in(state);
 	}
 }
@@ -446,7 +446,7 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 
 static void
 add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
-		   const TlbfRow *row, int64 item)
+		   const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (state->reorders && state->has_rows &&
 		row->at < state->newest_arrived - state->slack)
@@ -471,7 +471,7 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 		}
 	}
 	add_merge_in(state, row->at);
-	add_in_order(state, row, item);
+	add_in_order(state, row, key);
 }
 
 /*
@@ -621,11 +621,11 @@ send_filter_instead(TlbfAggState *state, MemoryContext context)
 
 static void
 add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
-			const TlbfRow *row, int64 item)
+			const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (state->sending == NULL)
 		state->sending = row_stream_create(context, state->row_kind, state->params.seed);
-	row_stream_append(state->sending, row, item);
+	row_stream_append(state->sending, row, key);
 	if (state->sending->nruns > TLBF_MAX_SENT_RUNS)
 	{
 		start_sorting(state, fcinfo, context);
@@ -635,6 +635,50 @@ add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 	}
 	else if (state->sending->used > TLBF_MAX_SENT_BYTES)
 		send_filter_instead(state, context);
+}
+
+/* How this call site's keys travel in rows (its item type never changes). */
+static TlbfRowKind
+key_kind(FunctionCallInfo fcinfo)
+{
+	int64		value;
+	const uint8 *bytes;
+	uint32		len;
+
+	if (tlbf_int64_item_arg(fcinfo, 1, &value))
+		return TLBF_ROWS_INT64;
+	if (tlbf_bytes_item_arg(fcinfo, 1, &bytes, &len))
+		return TLBF_ROWS_BYTES;
+	return TLBF_ROWS_HASHES;
+}
+
+/*
+ * A row's key, and its hash where it is needed: not for a key a partial
+ * aggregate sends as such (the final aggregation hashes it).  The hash is
+ * the one tlbf_hash_arg gives.
+ */
+static void
+read_key(TlbfAggState *state, FunctionCallInfo fcinfo, TlbfRow *row, TlbfRowKey *key)
+{
+	bool		sending = state->course == AGG_SENDING;
+	uint64		seed = state->params.seed;
+
+	switch (state->row_kind)
+	{
+		case TLBF_ROWS_INT64:
+			(void) tlbf_int64_item_arg(fcinfo, 1, &key->value);
+			if (!sending)
+				row->hash = tlbf_hash_int64(key->value, seed);
+			break;
+		case TLBF_ROWS_BYTES:
+			(void) tlbf_bytes_item_arg(fcinfo, 1, &key->bytes, &key->len);
+			if (!sending || key->len > TLBF_ROW_MAX_KEY_BYTES)
+				row->hash = tlbf_hash_bytes(key->bytes, key->len, seed);
+			break;
+		case TLBF_ROWS_HASHES:
+			row->hash = tlbf_hash_arg(fcinfo, 1, seed);
+			break;
+	}
 }
 
 /*
@@ -647,7 +691,7 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_trans");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 	TlbfRow		row = {0};
-	int64		item = 0;
+	TlbfRowKey	key = {0};
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
@@ -660,34 +704,20 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 		state = new_state(context);
 		first_row_params(fcinfo, &state->params, &state->slack);
 		choose_course(state, fcinfo);
-		state->row_kind = tlbf_int64_item_arg(fcinfo, 1, &item) ?
-			TLBF_ROWS_INT64 : TLBF_ROWS_HASHES;
+		state->row_kind = key_kind(fcinfo);
 	}
-
-	/*
-	 * An integer key's hash is tlbf_hash_int64's; one sent as such is
-	 * hashed by the final aggregation.
-	 */
 	row.at = tlbf_time_arg(fcinfo, 2);
-	if (state->row_kind == TLBF_ROWS_INT64)
-	{
-		(void) tlbf_int64_item_arg(fcinfo, 1, &item);
-		if (state->course != AGG_SENDING)
-			row.hash = tlbf_hash_int64(item, state->params.seed);
-	}
-	else
-		row.hash = tlbf_hash_arg(fcinfo, 1, state->params.seed);
-
+	read_key(state, fcinfo, &row, &key);
 	switch (state->course)
 	{
 		case AGG_DIRECT:
-			add_direct(state, fcinfo, context, &row, item);
+			add_direct(state, fcinfo, context, &row, &key);
 			break;
 		case AGG_SORTING:
 			sort_row(state, &row);
 			break;
 		case AGG_SENDING:
-			add_sending(state, fcinfo, context, &row, item);
+			add_sending(state, fcinfo, context, &row, &key);
 			break;
 	}
 	state->has_rows = true;
@@ -857,7 +887,7 @@ tlbf_agg_serialize(PG_FUNCTION_ARGS)
 
 		row_sorter_sort(state->sorter);
 		while (row_sorter_next(state->sorter, &row))
-			row_stream_append(sorted, &row, 0);
+			row_stream_append(sorted, &row, NULL);
 		row_sorter_end(state->sorter);
 		state->sorter = NULL;
 		state->sending = sorted;

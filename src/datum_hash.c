@@ -295,6 +295,53 @@ tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
 }
 
 /*
+ * If the item argument is of a type hashed as a byte string (text, bytea,
+ * name, cstring, bpchar without its trailing spaces), point *bytes at the
+ * bytes its hash hashes: tlbf_hash_bytes(*bytes, *len, seed).  A detoasted
+ * copy lives in the current memory context.
+ */
+bool
+tlbf_bytes_item_arg(FunctionCallInfo fcinfo, int argno, const uint8 **bytes, uint32 *len)
+{
+	Datum		item = PG_GETARG_DATUM(argno);
+
+	switch (call_site_hasher(fcinfo, argno)->kind)
+	{
+		case ITEM_TEXT:
+		case ITEM_BYTEA:
+			{
+				struct varlena *v = PG_DETOAST_DATUM_PACKED(item);
+
+				*bytes = (const uint8 *) VARDATA_ANY(v);
+				*len = VARSIZE_ANY_EXHDR(v);
+				return true;
+			}
+		case ITEM_BPCHAR:
+			{
+				BpChar	   *v = PG_DETOAST_DATUM_PACKED(item);
+				const char *s = VARDATA_ANY(v);
+				uint32		n = VARSIZE_ANY_EXHDR(v);
+
+				while (n > 0 && s[n - 1] == ' ')
+					n--;
+				*bytes = (const uint8 *) s;
+				*len = n;
+				return true;
+			}
+		case ITEM_NAME:
+			*bytes = (const uint8 *) NameStr(*DatumGetName(item));
+			*len = strlen((const char *) *bytes);
+			return true;
+		case ITEM_CSTRING:
+			*bytes = (const uint8 *) DatumGetCString(item);
+			*len = strlen((const char *) *bytes);
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
  * If the item argument is of an integer or timestamp type, set *value to
  * it: its hash is tlbf_hash_int64(*value, seed).
  */

@@ -42,10 +42,62 @@ get_difference(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *val
 }
 
 /*
+ * Decode a row's key part at *p (advancing it): a hash, an integer key or
+ * a short byte key, hashed if want_hash.  False on bad bytes.
+ */
+static bool
+decode_key(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
+		   TlbfHash *hash, bool want_hash)
+{
+	const uint8_t *q = *p;
+
+	if (coding->kind == TLBF_ROWS_INT64)
+	{
+		int64_t		item;
+
+		if (!get_difference(&q, end, coding->prev_item, &item))
+			return false;
+		if (want_hash)
+			*hash = tlbf_hash_int64(item, coding->seed);
+		coding->prev_item = item;
+		*p = q;
+		return true;
+	}
+	if (coding->kind == TLBF_ROWS_BYTES)
+	{
+		unsigned	len;
+
+		if (q == end)
+			return false;
+		len = *q++;
+		if (len > 0)
+		{
+			len--;
+			if (len > TLBF_ROW_MAX_KEY_BYTES || (size_t) (end - q) < len)
+				return false;
+			if (want_hash)
+				*hash = tlbf_hash_bytes(q, len, coding->seed);
+			*p = q + len;
+			return true;
+		}
+		/* a length of 0: a long key, sent as its hash */
+	}
+	if ((size_t) (end - q) < 16)
+		return false;
+	if (want_hash)
+	{
+		memcpy(&hash->a, q, sizeof(uint64_t));
+		memcpy(&hash->b, q + 8, sizeof(uint64_t));
+	}
+	*p = q + 16;
+	return true;
+}
+
+/*
  * Decode the row at *p into 'row' (its hash only if want_hash), advancing
  * *p and the coding.  False if the bytes end early, a varint is longer than
- * 64 bits, or the time is not a valid timestamp (the core's insertion
- * requires one).
+ * 64 bits, a key length is too long, or the time is not a valid timestamp
+ * (the core's insertion requires one).
  */
 static bool
 decode_row(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
@@ -55,29 +107,9 @@ decode_row(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
 	int64_t		at;
 
 	if (!get_difference(&q, end, coding->prev_at, &at) ||
-		at < TLBF_TIME_MIN || at >= TLBF_TIME_END)
+		at < TLBF_TIME_MIN || at >= TLBF_TIME_END ||
+		!decode_key(&q, end, coding, &row->hash, want_hash))
 		return false;
-	if (coding->kind == TLBF_ROWS_INT64)
-	{
-		int64_t		item;
-
-		if (!get_difference(&q, end, coding->prev_item, &item))
-			return false;
-		if (want_hash)
-			row->hash = tlbf_hash_int64(item, coding->seed);
-		coding->prev_item = item;
-	}
-	else
-	{
-		if ((size_t) (end - q) < 16)
-			return false;
-		if (want_hash)
-		{
-			memcpy(&row->hash.a, q, sizeof(uint64_t));
-			memcpy(&row->hash.b, q + 8, sizeof(uint64_t));
-		}
-		q += 16;
-	}
 	row->at = at;
 	coding->prev_at = at;
 	*p = q;

@@ -13,9 +13,10 @@
  * A stream is a sequence of rows, each the difference between its time and
  * the previous row's (the first row's: against 0), zigzag-encoded as a
  * varint, then the 16 bytes of its hash; or, for integer keys, the
- * difference between its key and the previous row's, encoded the same way.
- * Rows 100 microseconds apart take 18 bytes with hashes, and 3 with keys
- * that count up.  A stream may come from outside (a parallel worker's state is a
+ * difference between its key and the previous row's, encoded the same way;
+ * or, for keys hashed as byte strings, a length byte and the key when it
+ * is short.  Rows 100 microseconds apart take 18 bytes with hashes, 3 with
+ * integer keys that count up, and 2 plus its length with a short text key.  A stream may come from outside (a parallel worker's state is a
  * bytea), so decoding checks every byte and every time.
  *
  *-------------------------------------------------------------------------
@@ -37,11 +38,26 @@ typedef struct TlbfRow
 typedef enum TlbfRowKind
 {
 	TLBF_ROWS_HASHES = 0,		/* the key's hash: 16 bytes */
-	TLBF_ROWS_INT64 = 1			/* an integer key (PostgreSQL's integer and
+	TLBF_ROWS_INT64 = 1,		/* an integer key (PostgreSQL's integer and
 								 * timestamp types), as the difference from
 								 * the row before; its hash is
 								 * tlbf_hash_int64's */
+	TLBF_ROWS_BYTES = 2			/* a key hashed as a byte string (text,
+								 * bytea, ...): a length byte, then the key
+								 * if it is short, else its hash */
 } TlbfRowKind;
+
+/* TLBF_ROWS_BYTES: keys up to this long travel as such, longer ones as
+ * their hash. */
+#define TLBF_ROW_MAX_KEY_BYTES 15
+
+/* A row's key as it travels, for TLBF_ROWS_INT64 and TLBF_ROWS_BYTES. */
+typedef struct TlbfRowKey
+{
+	int64_t		value;			/* TLBF_ROWS_INT64 */
+	const uint8_t *bytes;		/* TLBF_ROWS_BYTES: what the hash hashes */
+	uint32_t	len;
+} TlbfRowKey;
 
 /* Where encoding or decoding a stream stands: what the next row is
  * encoded against. */
@@ -53,8 +69,9 @@ typedef struct TlbfRowCoding
 	int64_t		prev_item;
 } TlbfRowCoding;
 
-/* The most bytes one encoded row takes: a 10-byte varint and the hash. */
-#define TLBF_ROW_MAX_BYTES 26
+/* The most bytes one encoded row takes: a 10-byte varint, a length byte
+ * and the hash. */
+#define TLBF_ROW_MAX_BYTES 27
 
 /* An ascending run inside a stream: where it starts, and its length. */
 typedef struct TlbfRun
@@ -125,20 +142,33 @@ tlbf_put_difference(uint8_t *out, int64_t value, int64_t prev)
 }
 
 /*
- * Encode a row after the ones 'coding' has seen: its time, then its hash or
- * (TLBF_ROWS_INT64) its integer key 'item'.  Returns the bytes written.
+ * Encode a row after the ones 'coding' has seen: its time, then its hash,
+ * or its key (TLBF_ROWS_INT64, TLBF_ROWS_BYTES: 'key', whose hash must be
+ * row->hash where the key travels as its hash).  Returns the bytes
+ * written.
  */
 static inline size_t
-tlbf_row_encode(uint8_t *out, TlbfRowCoding *coding, const TlbfRow *row, int64_t item)
+tlbf_row_encode(uint8_t *out, TlbfRowCoding *coding, const TlbfRow *row,
+				const TlbfRowKey *key)
 {
 	size_t		n = tlbf_put_difference(out, row->at, coding->prev_at);
 
 	coding->prev_at = row->at;
 	if (coding->kind == TLBF_ROWS_INT64)
 	{
-		n += tlbf_put_difference(out + n, item, coding->prev_item);
-		coding->prev_item = item;
+		n += tlbf_put_difference(out + n, key->value, coding->prev_item);
+		coding->prev_item = key->value;
 		return n;
+	}
+	if (coding->kind == TLBF_ROWS_BYTES)
+	{
+		if (key->len <= TLBF_ROW_MAX_KEY_BYTES)
+		{
+			out[n++] = (uint8_t) (key->len + 1);
+			memcpy(out + n, key->bytes, key->len);
+			return n + key->len;
+		}
+		out[n++] = 0;
 	}
 	memcpy(out + n, &row->hash.a, sizeof(uint64_t));
 	memcpy(out + n + 8, &row->hash.b, sizeof(uint64_t));

@@ -2,7 +2,7 @@
  * fuzz_rows.c
  *	  The input is the rows of a partial tlbf_agg state as the final
  *	  aggregate receives them from a parallel worker (rows.c): a byte for
- *	  their kind (hashes or integer keys), eight for their count, then the
+ *	  their kind (hashes, integer keys, byte keys), eight for their count, then the
  *	  encoded rows.  They are split into ascending runs as the glue does,
  *	  and a stream it refuses is skipped.  A stream it takes is merged by
  *	  time (every run a source) and added to a filter, as the final function
@@ -19,7 +19,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	FuzzInput	in = {data, len, 0};
-	TlbfRowKind kind = (TlbfRowKind) (fuzz_take(&in, 1) & 1);
+	TlbfRowKind kind = (TlbfRowKind) (fuzz_take(&in, 1) % 3);
 	uint64_t	nrows = fuzz_take(&in, 8) % 100000;
 	const uint8_t *rows = data + (in.pos < len ? in.pos : len);
 	size_t		rows_len = len - (size_t) (rows - data);

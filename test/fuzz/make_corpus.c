@@ -361,7 +361,7 @@ write_raw(const char *target, int n, const Value *v)
 /*
  * fuzz_rows: a kind byte, a row count, then the rows: ascending, a scan
  * that wraps around (two runs), equal times, and the ends of the time
- * range, each with hashes and with integer keys.
+ * range, each with hashes, integer keys and byte keys.
  */
 static void
 write_rows(int n, const char *name, TlbfRowKind kind, const TlbfTime *times,
@@ -377,9 +377,16 @@ write_rows(int n, const char *name, TlbfRowKind kind, const TlbfTime *times,
 	tlbf_row_coding_init(&coding, kind, 0);
 	for (int i = 0; i < nrows; i++)
 	{
+		char		text[32];
+		TlbfRowKey	key = {keys[i], (const uint8_t *) text, 0};
 		TlbfRow		row = {times[i], tlbf_hash_int64(keys[i], 0)};
 
-		len += tlbf_row_encode(buffer + len, &coding, &row, keys[i]);
+		/* byte keys: short ones, and every seventh one longer than 15 */
+		key.len = (uint32_t) snprintf(text, sizeof(text), i % 7 == 0 ? "key-%020lld" : "k%lld",
+									  (long long) keys[i]);
+		if (kind == TLBF_ROWS_BYTES)
+			row.hash = tlbf_hash_bytes(text, key.len, 0);
+		len += tlbf_row_encode(buffer + len, &coding, &row, &key);
 	}
 	write_file("fuzz_rows", n, name, buffer, len);
 	free(buffer);
@@ -396,7 +403,7 @@ write_rows_seeds(void)
 	int64_t		keys[N];
 	int			n = 0;
 
-	for (int kind = TLBF_ROWS_HASHES; kind <= TLBF_ROWS_INT64; kind++)
+	for (int kind = TLBF_ROWS_HASHES; kind <= TLBF_ROWS_BYTES; kind++)
 	{
 		for (int i = 0; i < N; i++)
 		{

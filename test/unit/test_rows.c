@@ -18,6 +18,14 @@ row_at(TlbfTime at, uint64_t key)
 	return row;
 }
 
+static TlbfRowKey
+int_key(int64_t value)
+{
+	TlbfRowKey	key = {value, NULL, 0};
+
+	return key;
+}
+
 static TlbfRowCoding
 coding_of(TlbfRowKind kind)
 {
@@ -35,7 +43,7 @@ encode_all(uint8_t *out, const TlbfRow *rows, int n)
 	TlbfRowCoding coding = coding_of(TLBF_ROWS_HASHES);
 
 	for (int i = 0; i < n; i++)
-		len += tlbf_row_encode(out + len, &coding, &rows[i], 0);
+		len += tlbf_row_encode(out + len, &coding, &rows[i], NULL);
 	return len;
 }
 
@@ -81,16 +89,61 @@ test_rows_are_compact(void **unused)
 	size_t		len;
 	TlbfRow		out;
 
-	assert_int_equal(tlbf_row_encode(bytes, &hashes, &row, 0), 18);
-	len = tlbf_row_encode(bytes, &keys, &row, 41);
+	TlbfRowKey	k41 = int_key(41);
+	TlbfRowKey	k42 = int_key(42);
+
+	assert_int_equal(tlbf_row_encode(bytes, &hashes, &row, NULL), 18);
+	len = tlbf_row_encode(bytes, &keys, &row, &k41);
 	row.at = 200;
-	assert_int_equal(tlbf_row_encode(bytes + len, &keys, &row, 42), 3);
+	assert_int_equal(tlbf_row_encode(bytes + len, &keys, &row, &k42), 3);
 	len += 3;
 	assert_true(tlbf_row_decode(&p, bytes + len, &reading, &out));
 	assert_true(tlbf_row_decode(&p, bytes + len, &reading, &out));
 	assert_int_equal(out.at, 200);
 	row.hash = key_hash(42);
 	assert_memory_equal(&out.hash, &row.hash, sizeof(TlbfHash));
+}
+
+/*
+ * Keys hashed as byte strings: up to 15 bytes travel as such (a length
+ * byte and the key) and decode to their hash; longer ones travel as their
+ * hash behind a length byte of 0.  A length byte past 16 is refused.
+ */
+static void
+test_rows_byte_keys(void **unused)
+{
+	const char *keys[] = {"", "x", "fifteen bytes!!", "sixteen bytes!!!", "a much longer key than that"};
+	uint8_t		bytes[5 * TLBF_ROW_MAX_BYTES];
+	TlbfRowCoding writing = coding_of(TLBF_ROWS_BYTES);
+	TlbfRowCoding reading = coding_of(TLBF_ROWS_BYTES);
+	size_t		len = 0;
+	const uint8_t *p = bytes;
+	TlbfRow		out;
+	uint8_t		bad[] = {0x02, 17, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l',
+	'm', 'n', 'o', 'p', 'q'};
+
+	for (int i = 0; i < 5; i++)
+	{
+		TlbfRowKey	key = {0, (const uint8_t *) keys[i], (uint32_t) strlen(keys[i])};
+		TlbfRow		row = {1000 * i, tlbf_hash_bytes(keys[i], strlen(keys[i]), 0)};
+		size_t		n = tlbf_row_encode(bytes + len, &writing, &row, &key);
+
+		assert_int_equal(n, key.len <= TLBF_ROW_MAX_KEY_BYTES ? 2 + key.len + (i > 0) : 2 + (i > 0) + 16);
+		len += n;
+	}
+	for (int i = 0; i < 5; i++)
+	{
+		TlbfHash	expected = tlbf_hash_bytes(keys[i], strlen(keys[i]), 0);
+
+		assert_true(tlbf_row_decode(&p, bytes + len, &reading, &out));
+		assert_int_equal(out.at, 1000 * i);
+		assert_memory_equal(&out.hash, &expected, sizeof(TlbfHash));
+	}
+	assert_ptr_equal(p, bytes + len);
+
+	p = bad;
+	reading = coding_of(TLBF_ROWS_BYTES);
+	assert_false(tlbf_row_decode(&p, bad + sizeof(bad), &reading, &out));
 }
 
 static void
@@ -103,10 +156,12 @@ test_rows_bad_bytes_refused(void **unused)
 	const uint8_t *p;
 	TlbfRowCoding coding;
 
-	for (int kind = TLBF_ROWS_HASHES; kind <= TLBF_ROWS_INT64; kind++)
+	TlbfRowKey	key = {INT64_MIN, (const uint8_t *) "a short key", 11};
+
+	for (int kind = TLBF_ROWS_HASHES; kind <= TLBF_ROWS_BYTES; kind++)
 	{
 		TlbfRowCoding writing = coding_of(kind);
-		size_t		len = tlbf_row_encode(bytes, &writing, &row, INT64_MIN);
+		size_t		len = tlbf_row_encode(bytes, &writing, &row, &key);
 
 		/* every truncation */
 		for (size_t cut = 0; cut < len; cut++)
@@ -136,7 +191,7 @@ test_rows_bad_bytes_refused(void **unused)
 		assert_false(tlbf_row_decode(&p, bytes + len, &coding, &out));
 		row.at = -HOUR;
 		writing = coding_of(kind);
-		len = tlbf_row_encode(bytes, &writing, &row, 5);
+		len = tlbf_row_encode(bytes, &writing, &row, &key);
 		p = bytes;
 		coding = coding_of(kind);
 		coding.prev_at = TLBF_TIME_MIN;
@@ -202,7 +257,7 @@ test_rows_random_bytes(void **unused)
 		assert_non_null(copy);
 		memcpy(copy, bytes, len);
 		{
-			TlbfRowCoding start = coding_of((TlbfRowKind) (round % 2));
+			TlbfRowCoding start = coding_of((TlbfRowKind) (round % 3));
 
 			(void) tlbf_rows_split(copy, len, rng_next(&rng) % 300, &start, runs, MAX_RUNS, &nruns);
 		}
@@ -319,7 +374,9 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 
 			for (int i = start; i < start + len && i < to; i++)
 			{
-				lens[w] += tlbf_row_encode(streams[w] + lens[w], &codings[w], &rows[i], keys[i]);
+				TlbfRowKey	key = int_key(keys[i]);
+
+				lens[w] += tlbf_row_encode(streams[w] + lens[w], &codings[w], &rows[i], &key);
 				counts[w]++;
 			}
 			start += len;
@@ -367,6 +424,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_round_trip),
 		cmocka_unit_test(test_rows_are_compact),
+		cmocka_unit_test(test_rows_byte_keys),
 		cmocka_unit_test(test_rows_bad_bytes_refused),
 		cmocka_unit_test(test_rows_split_into_runs),
 		cmocka_unit_test(test_rows_random_bytes),
