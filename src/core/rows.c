@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * rows.c
- *	  Encoding rows (time, hash) into a stream, splitting a stream into its
- *	  ascending runs, and merging runs by time (see tlbf_rows.h).
+ *	  Decoding rows from a stream (their encoding is inline, in
+ *	  tlbf_rows.h), checking every byte; splitting a stream into its
+ *	  ascending runs; and merging runs by time.
  *
  *-------------------------------------------------------------------------
  */
