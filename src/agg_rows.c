@@ -351,6 +351,7 @@ row_sorter_begin(MemoryContext context)
 	TupleDescInitEntry(desc, 1, "at", INT8OID, -1, 0);
 	TupleDescInitEntry(desc, 2, "hash_a", INT8OID, -1, 0);
 	TupleDescInitEntry(desc, 3, "hash_b", INT8OID, -1, 0);
+	tlbf_finish_tupdesc(desc);
 	sorter->sort = tuplesort_begin_heap(desc, 1, &time_column, &less_than,
 										&collation, &nulls_first, work_mem,
 										NULL, TUPLESORT_NONE);

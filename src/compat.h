@@ -41,4 +41,14 @@
 	make_range((typcache), (lower), (upper), false)
 #endif
 
+/*
+ * 19 caches attribute offsets in a tuple descriptor: one built by hand must
+ * be finished with TupleDescFinalize before use.
+ */
+#if PG_VERSION_NUM >= 190000
+#define tlbf_finish_tupdesc(desc)	TupleDescFinalize(desc)
+#else
+#define tlbf_finish_tupdesc(desc)	((void) 0)
+#endif
+
 #endif							/* TLBF_COMPAT_H */
