@@ -15,10 +15,9 @@
  *	  log of the rows the filter holds: in work_mem, then in a temporary
  *	  file (in a hashed aggregation, which keeps every group's state at
  *	  once, the groups share work_mem and a log past its share is dropped).
- *	  A row
- *	  older than the newest one by more than the slack (one
- *	  planned generation, span / l; later rows are added as they come, at
- *	  the newest time, as a filter does) is a descent.  The first turns the
+ *	  A row older than the newest one by more than the slack (one planned
+ *	  generation, span / l; less late rows are added as they come, at the
+ *	  newest time, as a filter does) is a descent.  The first turns the
  *	  log into a run of rows to merge in: a new filter takes the new rows,
  *	  each after the logged rows older than it.  That is exactly the time
  *	  order when the input is two ascending runs, as a heap scan that
@@ -54,8 +53,8 @@
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
-#include "utils/typcache.h"
 #include "utils/memutils.h"
+#include "utils/typcache.h"
 
 PG_FUNCTION_INFO_V1(tlbf_agg_trans);
 PG_FUNCTION_INFO_V1(tlbf_union_agg_trans);
@@ -81,7 +80,7 @@ typedef enum AggCourse
 typedef struct TlbfAggState
 {
 	AggCourse	course;
-	bool		reorders;		/* false as a window function */
+	bool		reorders;		/* puts rows in time order (see choose_course) */
 	bool		shares_work_mem;	/* hashed: every group's state at once */
 	AggState   *aggstate;		/* for the number of groups */
 	TlbfParams	params;			/* from the first row */
@@ -99,7 +98,7 @@ typedef struct TlbfAggState
 	RowLog	   *log;			/* every row 'growing' holds, or NULL */
 	Size		log_budget;		/* the memory the log may take */
 	uint64		logged;
-	int			descents;		/* rows older than the one before */
+	int			descents;		/* rows late by more than the slack */
 	RowLog	   *merge_in;		/* older rows to add before each row */
 	TlbfRow		merge_head;		/* merge_in's next row */
 	bool		cleanup_registered;
