@@ -465,7 +465,9 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 		state->growing = tlbf_agg_new_filter(&state->params, &state->memory, context);
 		if (state->reorders && state->descents < 2)
 		{
-			register_cleanup(state, fcinfo);
+			/* a hashed aggregation's logs stay in memory: no file to close */
+			if (!state->shares_work_mem)
+				register_cleanup(state, fcinfo);
 			start_log(state, context);
 		}
 	}
