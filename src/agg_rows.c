@@ -104,6 +104,20 @@ row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
 	tlbf_cursor_open(cursor, (const uint8_t *) stream->data, stream->used, &all);
 }
 
+/* One's own stream, split into its runs as a received one is. */
+void
+row_stream_runs(RowStream *stream, ReceivedRows *runs)
+{
+	TlbfRowCoding start;
+
+	tlbf_row_coding_init(&start, stream->coding.kind, stream->coding.seed);
+	runs->rows = (const uint8 *) stream->data + sizeof(TlbfRowsHeader);
+	runs->len = stream->used - sizeof(TlbfRowsHeader);
+	if (!tlbf_rows_split(runs->rows, runs->len, stream->data->nrows, &start,
+						 runs->runs, TLBF_MAX_SENT_RUNS, &runs->nruns))
+		elog(ERROR, "tlbf_agg's rows do not decode");
+}
+
 /* Is this partial state a stream of rows (else it is a filter)? */
 bool
 row_bytes_are_stream(const bytea *bytes)

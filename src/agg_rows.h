@@ -91,6 +91,7 @@ extern void row_stream_free(RowStream *stream);
 extern bytea *row_stream_bytes(RowStream *stream, const TlbfParams *params);
 extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
 
+extern void row_stream_runs(RowStream *stream, ReceivedRows *runs);
 extern bool row_bytes_are_stream(const bytea *bytes);
 extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext context);
 

@@ -475,6 +475,21 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 	add_in_order(state, row, key);
 }
 
+/* Make each run of 'rows' a source of the merge. */
+static void
+merge_runs(TlbfRowMerge *merge, TlbfRowCursor *cursors, int *nsources,
+		   const ReceivedRows *rows)
+{
+	for (int r = 0; r < rows->nruns; r++)
+	{
+		int			n = (*nsources)++;
+
+		tlbf_cursor_open(&cursors[n], rows->rows, rows->len, &rows->runs[r]);
+		merge->next[n] = tlbf_cursor_next;
+		merge->sources[n] = &cursors[n];
+	}
+}
+
 /*
  * A filter built from every row a state's streams and sort hold, added in
  * time order.
@@ -485,7 +500,6 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 	int			nsources = 0;
 	int			max_sources = 1 + (1 + state->nreceived) * TLBF_MAX_SENT_RUNS;
 	TlbfRowCursor *cursors = palloc(max_sources * sizeof(TlbfRowCursor));
-	TlbfRun	   *sending_runs = palloc(TLBF_MAX_SENT_RUNS * sizeof(TlbfRun));
 	TlbfRowMerge merge;
 	Tlbf	   *f;
 
@@ -502,40 +516,13 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 	}
 	if (state->sending != NULL)
 	{
-		RowStream  *s = state->sending;
-		int			nruns;
+		ReceivedRows *own = palloc(sizeof(ReceivedRows));
 
-		TlbfRowCoding start;
-
-		tlbf_row_coding_init(&start, s->coding.kind, s->coding.seed);
-		if (!tlbf_rows_split((uint8 *) s->data + sizeof(TlbfRowsHeader),
-							 s->used - sizeof(TlbfRowsHeader), s->data->nrows,
-							 &start, sending_runs, TLBF_MAX_SENT_RUNS, &nruns))
-			elog(ERROR, "tlbf_agg's rows do not decode");
-		for (int r = 0; r < nruns; r++)
-		{
-			tlbf_cursor_open(&cursors[nsources], (uint8 *) s->data + sizeof(TlbfRowsHeader),
-							 s->used - sizeof(TlbfRowsHeader), &sending_runs[r]);
-			merge.next[nsources] = tlbf_cursor_next;
-			merge.sources[nsources] = &cursors[nsources];
-			nsources++;
-		}
+		row_stream_runs(state->sending, own);
+		merge_runs(&merge, cursors, &nsources, own);
 	}
 	for (int i = 0; i < state->nreceived; i++)
-	{
-		ReceivedRows *received = state->received[i];
-
-		for (int r = 0; r < received->nruns; r++)
-		{
-			tlbf_cursor_open(&cursors[nsources], received->rows, received->len,
-							 &received->runs[r]);
-			merge.next[nsources] = tlbf_cursor_next;
-			merge.sources[nsources] = &cursors[nsources];
-			nsources++;
-		}
-	}
-	if (nsources > max_sources)
-		elog(ERROR, "tlbf_agg merges more runs than it made room for");
+		merge_runs(&merge, cursors, &nsources, state->received[i]);
 
 	f = tlbf_agg_new_filter(&state->params, memory, context);
 	tlbf_row_merge_start(&merge, nsources);
@@ -610,16 +597,6 @@ settle(TlbfAggState *state, MemoryContext context)
 	drop_expired_parts(state);
 }
 
-/*
- * A participant's rows passed what it may send: it sends a filter built
- * from them instead, and adds its further rows to that.
- */
-static void
-send_filter_instead(TlbfAggState *state, MemoryContext context)
-{
-	settle(state, context);
-}
-
 static void
 add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 			const TlbfRow *row, const TlbfRowKey *key)
@@ -635,7 +612,13 @@ add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 		state->sending = NULL;
 	}
 	else if (state->sending->used > TLBF_MAX_SENT_BYTES)
-		send_filter_instead(state, context);
+	{
+		/*
+		 * More rows than it may send: it sends a filter built from them
+		 * instead, and adds its further rows to that.
+		 */
+		settle(state, context);
+	}
 }
 
 /* How this call site's keys travel in rows (its item type never changes). */

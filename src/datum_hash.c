@@ -147,35 +147,68 @@ hash_int64(int64 value, uint64 seed)
 }
 
 static TlbfHash
-hash_varlena(Datum value, uint64 seed)
-{
-	struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
-	TlbfHash	h = tlbf_hash_bytes(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), seed);
-
-	if ((Pointer) v != DatumGetPointer(value))
-		pfree(v);
-	return h;
-}
-
-static TlbfHash
-hash_bpchar(Datum value, uint64 seed)
-{
-	BpChar	   *v = PG_DETOAST_DATUM_PACKED(value);
-	const char *s = VARDATA_ANY(v);
-	int			len = VARSIZE_ANY_EXHDR(v);
-
-	while (len > 0 && s[len - 1] == ' ')
-		len--;
-	return tlbf_hash_bytes(s, len, seed);
-}
-
-static TlbfHash
 hash_numeric_value(Datum value, uint64 seed)
 {
 	char	   *text = numeric_normalize(DatumGetNumeric(value));
 	TlbfHash	h = tlbf_hash_bytes(text, strlen(text), seed);
 
 	pfree(text);
+	return h;
+}
+
+/*
+ * The bytes a key of a string type hashes as: text and bytea their
+ * contents, bpchar without its trailing spaces, name and cstring up to
+ * their terminator.  *copy is a detoasted copy the caller may free (or
+ * NULL).  False for other kinds.
+ */
+static bool
+string_bytes(ItemKind kind, Datum value, const uint8 **bytes, uint32 *len, void **copy)
+{
+	*copy = NULL;
+	switch (kind)
+	{
+		case ITEM_TEXT:
+		case ITEM_BYTEA:
+		case ITEM_BPCHAR:
+			{
+				struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+				uint32		n = VARSIZE_ANY_EXHDR(v);
+
+				if ((Pointer) v != DatumGetPointer(value))
+					*copy = v;
+				*bytes = (const uint8 *) VARDATA_ANY(v);
+				if (kind == ITEM_BPCHAR)
+					while (n > 0 && (*bytes)[n - 1] == ' ')
+						n--;
+				*len = n;
+				return true;
+			}
+		case ITEM_NAME:
+			*bytes = (const uint8 *) NameStr(*DatumGetName(value));
+			*len = strlen((const char *) *bytes);
+			return true;
+		case ITEM_CSTRING:
+			*bytes = (const uint8 *) DatumGetCString(value);
+			*len = strlen((const char *) *bytes);
+			return true;
+		default:
+			return false;
+	}
+}
+
+static TlbfHash
+hash_string(ItemKind kind, Datum value, uint64 seed)
+{
+	const uint8 *bytes;
+	uint32		len;
+	void	   *copy;
+	TlbfHash	h;
+
+	(void) string_bytes(kind, value, &bytes, &len, &copy);
+	h = tlbf_hash_bytes(bytes, len, seed);
+	if (copy != NULL)
+		pfree(copy);
 	return h;
 }
 
@@ -192,21 +225,10 @@ tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
 			return hash_int64(DatumGetInt64(value), seed);
 		case ITEM_TEXT:
 		case ITEM_BYTEA:
-			return hash_varlena(value, seed);
 		case ITEM_BPCHAR:
-			return hash_bpchar(value, seed);
 		case ITEM_NAME:
-			{
-				const char *s = NameStr(*DatumGetName(value));
-
-				return tlbf_hash_bytes(s, strlen(s), seed);
-			}
 		case ITEM_CSTRING:
-			{
-				const char *s = DatumGetCString(value);
-
-				return tlbf_hash_bytes(s, strlen(s), seed);
-			}
+			return hash_string(hasher->kind, value, seed);
 		case ITEM_NUMERIC:
 			return hash_numeric_value(value, seed);
 		case ITEM_FLOAT4:
@@ -295,50 +317,17 @@ tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
 }
 
 /*
- * If the item argument is of a type hashed as a byte string (text, bytea,
- * name, cstring, bpchar without its trailing spaces), point *bytes at the
- * bytes its hash hashes: tlbf_hash_bytes(*bytes, *len, seed).  A detoasted
- * copy lives in the current memory context.
+ * If the item argument is of a string type, point *bytes at the bytes its
+ * hash hashes: tlbf_hash_bytes(*bytes, *len, seed).  A detoasted copy lives
+ * in the current memory context.
  */
 bool
 tlbf_bytes_item_arg(FunctionCallInfo fcinfo, int argno, const uint8 **bytes, uint32 *len)
 {
-	Datum		item = PG_GETARG_DATUM(argno);
+	void	   *copy;
 
-	switch (call_site_hasher(fcinfo, argno)->kind)
-	{
-		case ITEM_TEXT:
-		case ITEM_BYTEA:
-			{
-				struct varlena *v = PG_DETOAST_DATUM_PACKED(item);
-
-				*bytes = (const uint8 *) VARDATA_ANY(v);
-				*len = VARSIZE_ANY_EXHDR(v);
-				return true;
-			}
-		case ITEM_BPCHAR:
-			{
-				BpChar	   *v = PG_DETOAST_DATUM_PACKED(item);
-				const char *s = VARDATA_ANY(v);
-				uint32		n = VARSIZE_ANY_EXHDR(v);
-
-				while (n > 0 && s[n - 1] == ' ')
-					n--;
-				*bytes = (const uint8 *) s;
-				*len = n;
-				return true;
-			}
-		case ITEM_NAME:
-			*bytes = (const uint8 *) NameStr(*DatumGetName(item));
-			*len = strlen((const char *) *bytes);
-			return true;
-		case ITEM_CSTRING:
-			*bytes = (const uint8 *) DatumGetCString(item);
-			*len = strlen((const char *) *bytes);
-			return true;
-		default:
-			return false;
-	}
+	return string_bytes(call_site_hasher(fcinfo, argno)->kind, PG_GETARG_DATUM(argno),
+						bytes, len, &copy);
 }
 
 /*
