@@ -176,6 +176,7 @@ logs=$repo/build/matrix
 mkdir -p "$logs"
 summary=()
 failed=0
+rm -f "$logs/failures"
 
 # run LOGFILE command...: the step's output goes to its log
 step() {
@@ -189,8 +190,17 @@ step() {
     else
         printf '   %-8s FAILED  %4ss  (%s)\n' "$name" "$step_time" "$log"
         tail -n 40 "$log" | sed 's/^/      | /'
+        { echo "$label $name:"; failure_lines "$log" | sed 's/^/    /'; } >>"$logs/failures"
     fi
     return $rc
+}
+
+# The lines of a failed step's log that say what failed (prove's failed
+# tests and their got/expected, pg_regress's failed tests), repeated after
+# the summary: CI shows the end of the output.
+failure_lines() {
+    grep -E -e '^#   Failed test|^#   at |^#  +(got|expected)|Dubious|Failed [0-9]+/[0-9]+|Bail out|No subtests' \
+            -e ' FAILED|^not ok|failed \(ignored\)|tests? failed|error:|Error [0-9]' "$1" | head -n 20 || true
 }
 
 for pg_config in "${configs[@]}"; do
@@ -263,5 +273,9 @@ echo
 echo "== matrix: $(date -u +%Y-%m-%d), ${#configs[@]} versions, $(( $(date +%s) - started ))s in all"
 printf '%-12s %-7s %-7s %-7s %-7s %-7s %6s\n' version build install regress preload tap time
 printf '%s\n' "${summary[@]}"
+if [ -s "$logs/failures" ]; then
+    echo "what failed:"
+    cat "$logs/failures"
+fi
 echo "(logs in $logs)"
 exit $failed

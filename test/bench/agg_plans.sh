@@ -21,9 +21,13 @@ sudo_if_needed=()
 [ "$(id -u)" -eq 0 ] || sudo_if_needed=(sudo)
 "${sudo_if_needed[@]}" install -m 755 "$src/tlbf.so" "$("$pg_config" --pkglibdir)/tlbf_baseline.so"
 
+# Both libraries define the same settings, so no session may load both:
+# CREATE EXTENSION loads tlbf.so, and creating a C function loads its
+# library (whatever check_function_bodies says), so they take two sessions.
+psql -X -q -v ON_ERROR_STOP=1 -c 'SET client_min_messages = warning' \
+    -c 'CREATE EXTENSION IF NOT EXISTS tlbf'
 psql -X -q -v ON_ERROR_STOP=1 <<'SQL'
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS tlbf;
 DROP SCHEMA IF EXISTS baseline CASCADE;
 CREATE SCHEMA baseline;
 CREATE FUNCTION baseline.agg_trans(internal, "any", timestamptz, interval, float8)
