@@ -20,5 +20,9 @@ if [ $status -ne 0 ] && [ -d "$copy/tmp_check/log" ]; then
     # keep the logs of a failed run where CI can show them
     rm -rf tmp_check && cp -r "$copy/tmp_check" tmp_check
     tail -n 50 tmp_check/log/regress_log_* 2>/dev/null || true
+    # last, where CI's output ends: which tests failed
+    echo "== failed TAP tests:"
+    grep -H -A4 -E '^(\[[^]]*\]\([^)]*\) )?not ok' tmp_check/log/regress_log_* 2>/dev/null |
+        head -n 40 || true
 fi
 exit $status
