@@ -11,8 +11,8 @@
  * where it belonged.  The state therefore takes one of three courses:
  *
  * DIRECT: rows are added to the filter as they come (in place, growing by
- *	  doubling; each row one call late, see add_in_order).  It also keeps a
- *	  log of the rows the filter holds: in work_mem, then in a temporary
+ *	  doubling; each row a few calls late, see add_in_order).  It also keeps
+ *	  a log of the rows the filter holds: in work_mem, then in a temporary
  *	  file (in a hashed aggregation, which keeps every group's state at
  *	  once, the groups share work_mem and a log past its share is dropped).
  *	  A row older than the newest one by more than the slack (one planned
