@@ -468,40 +468,38 @@ tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	}
 }
 
-/*
- * Add every row of a merge, in its (time) order.  The words of the row
- * PREFETCH_DISTANCE rows ahead are prefetched before each insertion, so
- * that the insertions do not wait on their cache misses one after another.
- * (A prefetch is a hint: when a shift moves the slices in between, the
- * insertion is still right, only slower.)
- */
-#define PREFETCH_DISTANCE 8
+/* Add the oldest held row. */
+void
+held_rows_add_oldest(HeldRows *held, Tlbf **f, TlbfMemory *memory)
+{
+	const TlbfRow *row = &held->rows[held->first];
 
+	tlbf_agg_insert(f, memory, row->hash, row->at);
+	held->first = (held->first + 1) % HELD_ROWS;
+	held->n--;
+}
+
+/* Add every held row. */
+void
+held_rows_add_all(HeldRows *held, Tlbf **f, TlbfMemory *memory)
+{
+	while (held->n > 0)
+		held_rows_add_oldest(held, f, memory);
+}
+
+/* Add every row of a merge, in its (time) order, HELD_ROWS rows late. */
 void
 tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge)
 {
-	TlbfRow		ahead[PREFETCH_DISTANCE];
-	int			n = 0;
+	HeldRows	held = {0};
+	TlbfRow		row;
 	uint64		count = 0;
 
-	while (n < PREFETCH_DISTANCE && tlbf_row_merge_next(merge, &ahead[n]))
-		tlbf_prefetch_insert(*f, ahead[n++].hash);
-	for (;;)
+	while (tlbf_row_merge_next(merge, &row))
 	{
-		int			slot = (int) (count % PREFETCH_DISTANCE);
-		TlbfRow		row;
-
-		if (n == 0)
-			break;
-		row = ahead[slot];
-		n--;
-		if (tlbf_row_merge_next(merge, &ahead[slot]))
-		{
-			tlbf_prefetch_insert(*f, ahead[slot].hash);
-			n++;
-		}
-		tlbf_agg_insert(f, memory, row.hash, row.at);
+		held_rows_push(&held, f, memory, &row);
 		if ((++count & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	held_rows_add_all(&held, f, memory);
 }

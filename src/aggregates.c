@@ -77,12 +77,6 @@ typedef enum AggCourse
 	AGG_SENDING
 } AggCourse;
 
-/*
- * How many rows a filter being built holds back (add_in_order): about as
- * many as the insertions whose cache misses may overlap.
- */
-#define PENDING_ROWS 8
-
 typedef struct TlbfAggState
 {
 	AggCourse	course;
@@ -99,9 +93,7 @@ typedef struct TlbfAggState
 	/* AGG_DIRECT */
 	Tlbf	   *growing;		/* NULL until a row comes */
 	TlbfMemory	memory;			/* how it may grow */
-	int			npending;		/* rows hashed but not yet added, */
-	int			first_pending;	/* oldest first, from this slot of */
-	TlbfRow		pending[PENDING_ROWS];	/* a ring */
+	HeldRows	pending;		/* rows hashed but not yet added */
 	RowLog	   *log;			/* every row 'growing' holds, or NULL */
 	Size		log_budget;		/* the memory the log may take */
 	uint64		logged;
@@ -286,41 +278,23 @@ log_row(TlbfAggState *state, const TlbfRow *row, const TlbfRowKey *key)
 		forget_log(state);
 }
 
-/* Add the oldest row the filter holds back. */
-static void
-add_oldest_pending(TlbfAggState *state)
-{
-	const TlbfRow *row = &state->pending[state->first_pending];
-
-	tlbf_agg_insert(&state->growing, &state->memory, row->hash, row->at);
-	state->first_pending = (state->first_pending + 1) % PENDING_ROWS;
-	state->npending--;
-}
-
 /* Add the rows the filter holds back, if any. */
 static void
 add_pending(TlbfAggState *state)
 {
-	while (state->npending > 0)
-		add_oldest_pending(state);
+	held_rows_add_all(&state->pending, &state->growing, &state->memory);
 }
 
 /*
- * The filter's next row.  It is added PENDING_ROWS calls later, in order:
- * its bits are prefetched now and written once the rows after it have been
- * fetched, instead of the insertion waiting on k cache misses.  Every
- * reader of the filter calls add_pending first.
+ * The filter's next row, added a few rows later (HeldRows).  Every reader
+ * of the filter calls add_pending first.
  */
 static void
 add_in_order(TlbfAggState *state, const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (state->log != NULL)
 		log_row(state, row, key);
-	if (state->npending == PENDING_ROWS)
-		add_oldest_pending(state);
-	tlbf_prefetch_insert(state->growing, row->hash);
-	state->pending[(state->first_pending + state->npending) % PENDING_ROWS] = *row;
-	state->npending++;
+	held_rows_push(&state->pending, &state->growing, &state->memory, row);
 }
 
 static void
@@ -417,7 +391,7 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 		advance_merge_in(state);
 		pfree(state->growing);
 		state->growing = NULL;
-		state->npending = 0;
+		state->pending.n = 0;
 		return;
 	}
 
@@ -451,7 +425,7 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 		add_part(state, state->growing, context);
 	}
 	state->growing = NULL;
-	state->npending = 0;
+	state->pending.n = 0;
 	while (state->merge_in != NULL)
 	{
 		sort_row(state, &state->merge_head);
@@ -595,7 +569,7 @@ settle(TlbfAggState *state, MemoryContext context)
 		}
 	}
 	state->growing = build_from_rows(state, &state->memory, context);
-	state->npending = 0;
+	state->pending.n = 0;
 	if (state->sorter != NULL)
 		row_sorter_end(state->sorter);
 	state->sorter = NULL;
