@@ -76,19 +76,41 @@ row_stream_free(RowStream *stream)
 	MemoryContextDelete(stream->context);
 }
 
-/* The stream as a bytea, in place: valid until the stream changes. */
+/*
+ * The stream as a bytea, in place, its runs after the rows: valid until the
+ * stream changes.  Only a stream of at most TLBF_MAX_SENT_RUNS runs is sent.
+ */
 bytea *
 row_stream_bytes(RowStream *stream, const TlbfParams *params)
 {
-	TlbfRowsHeader *header = stream->data;
+	TlbfRowsHeader *header;
+	Size		runs_bytes = stream->nruns * sizeof(TlbfSentRun);
 
+	Assert(stream->nruns <= TLBF_MAX_SENT_RUNS);
+	if (stream->used + runs_bytes > stream->allocated)
+	{
+		stream->data = repalloc(stream->data, stream->used + runs_bytes);
+		stream->allocated = stream->used + runs_bytes;
+	}
+	for (int r = 0; r < stream->nruns; r++)
+	{
+		TlbfSentRun sent;
+
+		sent.offset = stream->runs[r].offset;
+		sent.first_row = stream->runs[r].first_row;
+		sent.prev_at = stream->runs[r].start.prev_at;
+		sent.prev_item = stream->runs[r].start.prev_item;
+		memcpy((char *) stream->data + stream->used + r * sizeof(TlbfSentRun),
+			   &sent, sizeof(TlbfSentRun));
+	}
+	header = stream->data;
 	header->magic = TLBF_ROWS_MAGIC;
 	header->version = TLBF_ROWS_VERSION;
 	header->row_kind = (uint16) stream->coding.kind;
-	header->reserved1 = 0;
+	header->nruns = (uint32) stream->nruns;
 	header->span = params->span;
 	header->error_rate = params->error_rate;
-	SET_VARSIZE(header, stream->used);
+	SET_VARSIZE(header, stream->used + runs_bytes);
 	return (bytea *) header;
 }
 
@@ -96,26 +118,24 @@ row_stream_bytes(RowStream *stream, const TlbfParams *params)
 void
 row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
 {
-	TlbfRun		all;
-
-	all.offset = sizeof(TlbfRowsHeader);
-	tlbf_row_coding_init(&all.start, stream->coding.kind, stream->coding.seed);
-	all.rows = stream->data->nrows;
-	tlbf_cursor_open(cursor, (const uint8_t *) stream->data, stream->used, &all);
-}
-
-/* One's own stream, split into its runs as a received one is. */
-void
-row_stream_runs(RowStream *stream, ReceivedRows *runs)
-{
 	TlbfRowCoding start;
 
 	tlbf_row_coding_init(&start, stream->coding.kind, stream->coding.seed);
+	tlbf_cursor_open_all(cursor, (const uint8 *) stream->data + sizeof(TlbfRowsHeader),
+						 stream->used - sizeof(TlbfRowsHeader),
+						 stream->data->nrows, &start);
+}
+
+/* One's own stream, with its runs, as a received one is. */
+void
+row_stream_runs(RowStream *stream, ReceivedRows *runs)
+{
+	Assert(stream->nruns <= TLBF_MAX_SENT_RUNS);
 	runs->rows = (const uint8 *) stream->data + sizeof(TlbfRowsHeader);
 	runs->len = stream->used - sizeof(TlbfRowsHeader);
-	if (!tlbf_rows_split(runs->rows, runs->len, stream->data->nrows, &start,
-						 runs->runs, TLBF_MAX_SENT_RUNS, &runs->nruns))
-		elog(ERROR, "tlbf_agg's rows do not decode");
+	runs->nrows = stream->data->nrows;
+	runs->nruns = stream->nruns;
+	memcpy(runs->runs, stream->runs, stream->nruns * sizeof(TlbfRun));
 }
 
 /* Is this partial state a stream of rows (else it is a filter)? */
@@ -130,8 +150,8 @@ row_bytes_are_stream(const bytea *bytes)
 	return magic == TLBF_ROWS_MAGIC;
 }
 
-static void
-bad_stream(const char *detail)
+void
+tlbf_agg_bad_state(const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
@@ -141,13 +161,16 @@ bad_stream(const char *detail)
 
 /*
  * Check a stream another process sent (every byte, as for any value from
- * outside) and copy it into 'context', split into its runs.
+ * outside: its header and its runs here, its rows as they are read) and
+ * copy it into 'context'.
  */
 ReceivedRows *
 row_stream_receive(const bytea *bytes, MemoryContext context)
 {
 	Size		len = VARSIZE_ANY_EXHDR(bytes);
+	const char *data = VARDATA_ANY(bytes);
 	Size		rows_len;
+	Size		runs_bytes;
 	TlbfRowsHeader header;
 	ReceivedRows *received;
 	TlbfProblem problem;
@@ -155,28 +178,46 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 	uint8	   *rows;
 
 	if (len < sizeof(TlbfRowsHeader) - VARHDRSZ)
-		bad_stream("The state is shorter than its header.");
-	memcpy((char *) &header + VARHDRSZ, VARDATA_ANY(bytes), sizeof(header) - VARHDRSZ);
+		tlbf_agg_bad_state("The state is shorter than its header.");
+	memcpy((char *) &header + VARHDRSZ, data, sizeof(header) - VARHDRSZ);
+	data += sizeof(header) - VARHDRSZ;
+	len -= sizeof(header) - VARHDRSZ;
 	if (header.magic != TLBF_ROWS_MAGIC || header.version != TLBF_ROWS_VERSION)
-		bad_stream("The state's format is not one this version knows.");
-	if (header.reserved1 != 0)
-		bad_stream("Reserved fields are not zero.");
+		tlbf_agg_bad_state("The state's format is not one this version knows.");
 	if (header.row_kind != TLBF_ROWS_HASHES && header.row_kind != TLBF_ROWS_INT64 &&
 		header.row_kind != TLBF_ROWS_BYTES)
-		bad_stream("The rows are of an unknown kind.");
+		tlbf_agg_bad_state("The rows are of an unknown kind.");
+	if (header.nruns > TLBF_MAX_SENT_RUNS)
+		tlbf_agg_bad_state("The rows come in too many runs.");
+	runs_bytes = header.nruns * sizeof(TlbfSentRun);
+	if (len < runs_bytes)
+		tlbf_agg_bad_state("The state is shorter than its runs.");
+	rows_len = len - runs_bytes;
 
 	received = MemoryContextAllocZero(context, sizeof(ReceivedRows));
 	tlbf_agg_params(&received->params, header.span, header.error_rate);
 	if (!tlbf_check_params(&received->params, &problem))
-		bad_stream(problem.message);
+		tlbf_agg_bad_state(problem.message);
 
-	rows_len = len - (sizeof(TlbfRowsHeader) - VARHDRSZ);
-	rows = MemoryContextAlloc(context, Max(rows_len, 1));
-	memcpy(rows, VARDATA_ANY(bytes) + sizeof(TlbfRowsHeader) - VARHDRSZ, rows_len);
 	tlbf_row_coding_init(&start, (TlbfRowKind) header.row_kind, received->params.seed);
-	if (!tlbf_rows_split(rows, rows_len, header.nrows, &start, received->runs,
-						 TLBF_MAX_SENT_RUNS, &received->nruns))
-		bad_stream("The rows do not decode, or come in too many runs.");
+	for (int r = 0; r < (int) header.nruns; r++)
+	{
+		TlbfSentRun sent;
+
+		memcpy(&sent, data + rows_len + r * sizeof(TlbfSentRun), sizeof(sent));
+		received->runs[r].offset = sent.offset;
+		received->runs[r].first_row = sent.first_row;
+		received->runs[r].start = start;
+		received->runs[r].start.prev_at = sent.prev_at;
+		received->runs[r].start.prev_item = sent.prev_item;
+	}
+	received->nruns = (int) header.nruns;
+	received->nrows = header.nrows;
+	if (!tlbf_runs_check(received->runs, received->nruns, rows_len, header.nrows))
+		tlbf_agg_bad_state("The rows' runs do not match the rows.");
+
+	rows = MemoryContextAlloc(context, Max(rows_len, 1));
+	memcpy(rows, data, rows_len);
 	received->rows = rows;
 	received->len = rows_len;
 	return received;
@@ -241,6 +282,7 @@ write_chunk(RowLog *log)
 
 	stream->used = sizeof(TlbfRowsHeader);
 	stream->data->nrows = 0;
+	stream->nruns = 0;
 	if (stream->allocated > keep)
 	{
 		stream->data = repalloc(stream->data, keep);
@@ -283,7 +325,7 @@ row_log_start_reading(RowLog *log)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not rewind tlbf_agg's temporary file")));
-	log->cursor.left = 0;
+	memset(&log->cursor, 0, sizeof(log->cursor));
 	log->cursor.coding = log->first;
 }
 
@@ -325,7 +367,7 @@ row_log_next(void *source, TlbfRow *row)
 	}
 	if (!tlbf_cursor_next(&log->cursor, row))
 	{
-		if (log->cursor.left > 0)
+		if (log->cursor.failed)
 			elog(ERROR, "tlbf_agg's temporary file does not decode");
 		return false;
 	}
@@ -447,25 +489,32 @@ tlbf_agg_new_filter(const TlbfParams *params, TlbfMemory *memory,
 }
 
 /*
- * Add one row.  The buffer grows by doubling (filter_args.c); when the
- * filter shrinks to less than half of it (expired slices dropped), it gives
- * the room back.  So it never holds more than twice the filter's size,
- * plus the slice a shift is about to add.
+ * The buffer grows by doubling (filter_args.c); when the filter has shrunk
+ * to less than half of it (expired slices dropped), give the room back.  So
+ * it never holds more than twice the filter's size, plus the slice a shift
+ * is about to add.
  */
-void
-tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+static inline void
+give_back_room(Tlbf **f, TlbfMemory *memory)
 {
-	uint64		truncated = (*f)->truncated;
-	TlbfStatus	status = tlbf_insert(f, memory, hash, at);
-	Size		size;
+	Size		size = tlbf_size(*f);
 
-	tlbf_check_status(status, truncated, *f);
-	size = tlbf_size(*f);
 	if (2 * size < memory->allocated)
 	{
 		*f = repalloc(*f, 2 * size);
 		memory->allocated = 2 * size;
 	}
+}
+
+/* Add one row. */
+void
+tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+{
+	uint64		truncated = (*f)->truncated;
+	TlbfStatus	status = tlbf_insert(f, memory, hash, at);
+
+	tlbf_check_status(status, truncated, *f);
+	give_back_room(f, memory);
 }
 
 /* Add the oldest held row. */
@@ -487,19 +536,37 @@ held_rows_add_all(HeldRows *held, Tlbf **f, TlbfMemory *memory)
 		held_rows_add_oldest(held, f, memory);
 }
 
-/* Add every row of a merge, in its (time) order, HELD_ROWS rows late. */
+/*
+ * Add every row of a merge, in its (time) order, a batch at a time; the
+ * last TLBF_PREFETCH_ROWS rows of a batch wait for the next one, so that
+ * each row is prefetched as many rows ahead as the others.
+ */
+#define MERGED_BATCH_ROWS 1024
+
 void
 tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge)
 {
-	HeldRows	held = {0};
-	TlbfRow		row;
-	uint64		count = 0;
+	TlbfRow    *rows = palloc(MERGED_BATCH_ROWS * sizeof(TlbfRow));
+	size_t		n = 0;
+	bool		more = true;
 
-	while (tlbf_row_merge_next(merge, &row))
+	while (more)
 	{
-		held_rows_push(&held, f, memory, &row);
-		if ((++count & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
+		size_t		got = tlbf_row_merge_fill(merge, rows + n, MERGED_BATCH_ROWS - n);
+		size_t		ready;
+		size_t		added;
+		uint64		truncated = (*f)->truncated;
+		TlbfStatus	status;
+
+		n += got;
+		more = n == MERGED_BATCH_ROWS;
+		ready = more ? n - TLBF_PREFETCH_ROWS : n;
+		status = tlbf_insert_rows(f, memory, rows, ready, n - ready, &added);
+		tlbf_check_status(status, truncated, *f);
+		give_back_room(f, memory);
+		memmove(rows, rows + ready, (n - ready) * sizeof(TlbfRow));
+		n -= ready;
+		CHECK_FOR_INTERRUPTS();
 	}
-	held_rows_add_all(&held, f, memory);
+	pfree(rows);
 }

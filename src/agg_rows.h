@@ -16,7 +16,8 @@
 
 /*
  * A stream of rows in memory (tlbf_rows.h), behind a header that makes it
- * a bytea: a parallel worker sends it as its partial state as it is.
+ * a bytea: a parallel worker sends it as its partial state as it is, with
+ * its runs (TlbfSentRun) after the rows.
  */
 #define TLBF_ROWS_MAGIC		0x52424C54u /* "TLBR" read as little-endian */
 #define TLBF_ROWS_VERSION	1
@@ -27,11 +28,20 @@ typedef struct TlbfRowsHeader
 	uint32		magic;			/* TLBF_ROWS_MAGIC */
 	uint16		version;		/* TLBF_ROWS_VERSION */
 	uint16		row_kind;		/* TlbfRowKind */
-	uint32		reserved1;		/* zero */
+	uint32		nruns;			/* TlbfSentRuns after the rows */
 	int64		span;			/* the filter's, in microseconds */
 	double		error_rate;		/* the filter's */
 	uint64		nrows;
 } TlbfRowsHeader;
+
+/* A TlbfRun as it is sent; the offset counts from the first row. */
+typedef struct TlbfSentRun
+{
+	uint64		offset;
+	uint64		first_row;
+	int64		prev_at;
+	int64		prev_item;
+} TlbfSentRun;
 
 /*
  * A sender sorts its rows before sending more runs than this, and a
@@ -46,14 +56,16 @@ typedef struct RowStream
 	Size		used;			/* bytes, header included */
 	Size		allocated;
 	TlbfRowCoding coding;		/* after the last row */
-	int			nruns;			/* ascending runs so far */
+	int			nruns;			/* ascending runs so far, */
+	TlbfRun		runs[TLBF_MAX_SENT_RUNS];	/* the first of them */
 } RowStream;
 
-/* A stream another process sent, checked and split into its runs. */
+/* A stream another process sent (or one's own), with its runs checked. */
 typedef struct ReceivedRows
 {
 	const uint8 *rows;			/* the encoded rows */
 	Size		len;
+	uint64		nrows;
 	TlbfParams	params;
 	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
 	int			nruns;
@@ -93,6 +105,7 @@ extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
 
 extern void row_stream_runs(RowStream *stream, ReceivedRows *runs);
 extern bool row_bytes_are_stream(const bytea *bytes);
+extern void tlbf_agg_bad_state(const char *detail);
 extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext context);
 
 extern RowLog *row_log_create(MemoryContext parent, bool may_spill,
@@ -156,8 +169,9 @@ row_stream_append(RowStream *stream, const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (stream->used + TLBF_ROW_MAX_BYTES > stream->allocated)
 		row_stream_grow(stream);
-	if (stream->data->nrows == 0 || row->at < stream->coding.prev_at)
-		stream->nruns++;
+	tlbf_note_run(stream->runs, &stream->nruns, TLBF_MAX_SENT_RUNS,
+				  stream->used - sizeof(TlbfRowsHeader), stream->data->nrows,
+				  &stream->coding, row->at);
 	stream->used += tlbf_row_encode((uint8 *) stream->data + stream->used,
 									&stream->coding, row, key);
 	stream->data->nrows++;

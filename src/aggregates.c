@@ -474,7 +474,8 @@ merge_runs(TlbfRowMerge *merge, TlbfRowCursor *cursors, int *nsources,
 	{
 		int			n = (*nsources)++;
 
-		tlbf_cursor_open(&cursors[n], rows->rows, rows->len, &rows->runs[r]);
+		tlbf_cursor_open_run(&cursors[n], rows->rows, rows->len, rows->nrows,
+							 rows->runs, rows->nruns, r);
 		merge->next[n] = tlbf_cursor_next;
 		merge->sources[n] = &cursors[n];
 	}
@@ -517,6 +518,9 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 	f = tlbf_agg_new_filter(&state->params, memory, context);
 	tlbf_row_merge_start(&merge, nsources);
 	tlbf_agg_insert_merged(&f, memory, &merge);
+	for (int i = 0; i < nsources; i++)
+		if (merge.next[i] == tlbf_cursor_next && cursors[i].failed)
+			tlbf_agg_bad_state("The rows do not decode, or do not ascend in their runs.");
 	return f;
 }
 

@@ -15,8 +15,9 @@
 
 #include "tlbf.h"
 
-TlbfHash
-tlbf_hash_bytes(const void *data, size_t len, uint64_t seed)
+/* Inline in both functions below: for an integer, the length is known. */
+static inline TlbfHash
+hash_bytes(const void *data, size_t len, uint64_t seed)
 {
 	XXH128_hash_t h = XXH3_128bits_withSeed(data, len, seed);
 	TlbfHash	result;
@@ -26,9 +27,15 @@ tlbf_hash_bytes(const void *data, size_t len, uint64_t seed)
 	return result;
 }
 
+TlbfHash
+tlbf_hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+	return hash_bytes(data, len, seed);
+}
+
 /* An integer key (every integer and timestamp type hashes this way). */
 TlbfHash
 tlbf_hash_int64(int64_t value, uint64_t seed)
 {
-	return tlbf_hash_bytes(&value, sizeof(value), seed);
+	return hash_bytes(&value, sizeof(value), seed);
 }

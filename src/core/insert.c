@@ -29,6 +29,7 @@
 #include "bits.h"
 #include "sizing.h"
 #include "tlbf.h"
+#include "tlbf_rows.h"
 
 /* Make sure the buffer holds 'size' bytes, growing it if allowed. */
 static TlbfStatus
@@ -241,9 +242,10 @@ generation_overdue(const Tlbf *f, TlbfTime now)
 /*
  * Add a key at time 'at'.  On TLBF_OUT_OF_MEMORY or TLBF_OVER_LIMIT the
  * filter is unchanged (though it may have moved: *fp is always current).
+ * Inline in tlbf_insert_rows, which adds most keys.
  */
-TlbfStatus
-tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+static inline TlbfStatus
+insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 {
 	Tlbf	   *f = *fp;
 	TlbfTime	now = at < f->newest ? f->newest : at;
@@ -286,13 +288,21 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	return TLBF_OK;
 }
 
+TlbfStatus
+tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+{
+	return insert(fp, memory, hash, at);
+}
+
 /*
  * Ask the CPU to fetch the words an insertion of 'hash' will write, so that
- * a caller with other work to do meanwhile (the next row of a scan) does not
- * wait for them.  A hint only: nothing is read or written.
+ * other work meanwhile (the next row of a scan, the insertions of rows
+ * before it) does not wait for them.  A hint only: nothing is read or
+ * written.  Always inlined: to the compiler a function that only prefetches
+ * has no effect, and a call to it from this file would be dropped.
  */
-void
-tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash)
+static inline __attribute__((always_inline)) void
+prefetch_insert(const Tlbf *f, TlbfHash hash)
 {
 	const TlbfSlice *s = tlbf_slices(f);
 	const uint64_t *words = tlbf_words(f);
@@ -300,4 +310,39 @@ tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash)
 
 	for (uint32_t i = 0; i < n; i++)
 		__builtin_prefetch(&words[s[i].offset + (tlbf_bit_position(hash, &s[i]) >> 6)], 1);
+}
+
+void
+tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash)
+{
+	prefetch_insert(f, hash);
+}
+
+/*
+ * Add rows[0..n) in order, prefetching each row's words TLBF_PREFETCH_ROWS
+ * rows before it is added, so that the cache misses of several insertions
+ * overlap; rows[n..n + ahead) come next and are only prefetched.  Stops at
+ * the first row that fails, with *added the rows added before it.
+ */
+TlbfStatus
+tlbf_insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows,
+				 size_t n, size_t ahead, size_t *added)
+{
+	size_t		known = n + ahead;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		TlbfStatus	status;
+
+		if (i + TLBF_PREFETCH_ROWS < known)
+			prefetch_insert(*fp, rows[i + TLBF_PREFETCH_ROWS].hash);
+		status = insert(fp, memory, rows[i].hash, rows[i].at);
+		if (status != TLBF_OK)
+		{
+			*added = i;
+			return status;
+		}
+	}
+	*added = n;
+	return TLBF_OK;
 }

@@ -2,8 +2,8 @@
  *
  * rows.c
  *	  Decoding rows from a stream (their encoding is inline, in
- *	  tlbf_rows.h), checking every byte; splitting a stream into its
- *	  ascending runs; and merging runs by time.
+ *	  tlbf_rows.h), checking every byte; checking the runs a stream says
+ *	  it has, and reading them; and merging runs by time.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,7 +21,7 @@ tlbf_row_coding_init(TlbfRowCoding *coding, TlbfRowKind kind, uint64_t seed)
 }
 
 /* False if the bytes end early or the varint is longer than 64 bits. */
-static bool
+static inline bool
 get_difference(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *value)
 {
 	const uint8_t *q = *p;
@@ -44,11 +44,11 @@ get_difference(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *val
 
 /*
  * Decode a row's key part at *p (advancing it): a hash, an integer key or
- * a short byte key, hashed if want_hash.  False on bad bytes.
+ * a short byte key, which it hashes.  False on bad bytes.
  */
-static bool
+static inline bool
 decode_key(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
-		   TlbfHash *hash, bool want_hash)
+		   TlbfHash *hash)
 {
 	const uint8_t *q = *p;
 
@@ -58,8 +58,7 @@ decode_key(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
 
 		if (!get_difference(&q, end, coding->prev_item, &item))
 			return false;
-		if (want_hash)
-			*hash = tlbf_hash_int64(item, coding->seed);
+		*hash = tlbf_hash_int64(item, coding->seed);
 		coding->prev_item = item;
 		*p = q;
 		return true;
@@ -76,8 +75,7 @@ decode_key(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
 			len--;
 			if (len > TLBF_ROW_MAX_KEY_BYTES || (size_t) (end - q) < len)
 				return false;
-			if (want_hash)
-				*hash = tlbf_hash_bytes(q, len, coding->seed);
+			*hash = tlbf_hash_bytes(q, len, coding->seed);
 			*p = q + len;
 			return true;
 		}
@@ -85,31 +83,28 @@ decode_key(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
 	}
 	if ((size_t) (end - q) < 16)
 		return false;
-	if (want_hash)
-	{
-		memcpy(&hash->a, q, sizeof(uint64_t));
-		memcpy(&hash->b, q + 8, sizeof(uint64_t));
-	}
+	memcpy(&hash->a, q, sizeof(uint64_t));
+	memcpy(&hash->b, q + 8, sizeof(uint64_t));
 	*p = q + 16;
 	return true;
 }
 
 /*
- * Decode the row at *p into 'row' (its hash only if want_hash), advancing
- * *p and the coding.  False if the bytes end early, a varint is longer than
- * 64 bits, a key length is too long, or the time is not a valid timestamp
- * (the core's insertion requires one).
+ * Decode the row at *p into 'row', advancing *p and the coding.  False if
+ * the bytes end early, a varint is longer than 64 bits, a key length is too
+ * long, or the time is not a valid timestamp (the core's insertion requires
+ * one).
  */
-static bool
+static inline bool
 decode_row(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
-		   TlbfRow *row, bool want_hash)
+		   TlbfRow *row)
 {
 	const uint8_t *q = *p;
 	int64_t		at;
 
 	if (!get_difference(&q, end, coding->prev_at, &at) ||
 		at < TLBF_TIME_MIN || at >= TLBF_TIME_END ||
-		!decode_key(&q, end, coding, &row->hash, want_hash))
+		!decode_key(&q, end, coding, &row->hash))
 		return false;
 	row->at = at;
 	coding->prev_at = at;
@@ -118,73 +113,106 @@ decode_row(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
 }
 
 bool
-tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding, TlbfRow *row)
+tlbf_row_decode(const uint8_t **p, const uint8_t *end, TlbfRowCoding *coding,
+				TlbfRow *row)
 {
-	return decode_row(p, end, coding, row, true);
+	return decode_row(p, end, coding, row);
 }
 
 /*
- * Check a stream of 'nrows' rows that must fill 'len' bytes exactly, read
- * from the coding 'start', and find its ascending runs (a row older than
- * the one before starts a new run; equal times stay in the run, in their
- * order).  False if a row does not decode, the count or length is off, or
- * there are more than max_runs runs.
+ * Check the runs a stream of 'nrows' rows in 'len' bytes came with: the
+ * first starts at its first byte and row, encoded against nothing, and each
+ * next one starts at a later byte and row, before the end.  So every run
+ * has at least one row, and a cursor never reads outside its run; whether
+ * its rows decode and ascend, the cursor checks as it reads them.
  */
 bool
-tlbf_rows_split(const uint8_t *data, size_t len, uint64_t nrows,
-				const TlbfRowCoding *start, TlbfRun *runs, int max_runs, int *nruns)
+tlbf_runs_check(const TlbfRun *runs, int nruns, size_t len, uint64_t nrows)
 {
-	const uint8_t *p = data;
-	const uint8_t *end = data + len;
-	TlbfRowCoding coding = *start;
-	TlbfRow		row;
-	int			n = 0;
-
-	for (uint64_t i = 0; i < nrows; i++)
-	{
-		size_t		offset = (size_t) (p - data);
-		TlbfRowCoding before = coding;
-
-		if (!decode_row(&p, end, &coding, &row, false))
-			return false;
-		if (i == 0 || row.at < before.prev_at)
-		{
-			if (n == max_runs)
-				return false;
-			runs[n].offset = offset;
-			runs[n].start = before;
-			runs[n].rows = 0;
-			n++;
-		}
-		runs[n - 1].rows++;
-	}
-	if (p != end)
+	if (nruns == 0)
+		return nrows == 0 && len == 0;
+	if (nrows == 0 || runs[0].offset != 0 || runs[0].first_row != 0 ||
+		runs[0].start.prev_at != 0 || runs[0].start.prev_item != 0)
 		return false;
-	*nruns = n;
-	return true;
+	for (int r = 1; r < nruns; r++)
+		if (runs[r].offset <= runs[r - 1].offset ||
+			runs[r].first_row <= runs[r - 1].first_row)
+			return false;
+	return runs[nruns - 1].offset < len && runs[nruns - 1].first_row < nrows;
 }
 
+/* A cursor over run 'run' of runs[0..nruns), which tlbf_runs_check took. */
 void
-tlbf_cursor_open(TlbfRowCursor *cursor, const uint8_t *data, size_t len,
-				 const TlbfRun *run)
+tlbf_cursor_open_run(TlbfRowCursor *cursor, const uint8_t *data, size_t len,
+					 uint64_t nrows, const TlbfRun *runs, int nruns, int run)
 {
-	cursor->next = data + run->offset;
+	bool		last = run == nruns - 1;
+
+	cursor->next = data + runs[run].offset;
+	cursor->end = data + (last ? len : runs[run + 1].offset);
+	cursor->coding = runs[run].start;
+	cursor->left = (last ? nrows : runs[run + 1].first_row) - runs[run].first_row;
+	cursor->ascending = true;
+	cursor->last = TLBF_NEVER;
+	cursor->failed = false;
+}
+
+/* A cursor over a whole stream, in the order its rows were written. */
+void
+tlbf_cursor_open_all(TlbfRowCursor *cursor, const uint8_t *data, size_t len,
+					 uint64_t nrows, const TlbfRowCoding *start)
+{
+	cursor->next = data;
 	cursor->end = data + len;
-	cursor->coding = run->start;
-	cursor->left = run->rows;
+	cursor->coding = *start;
+	cursor->left = nrows;
+	cursor->ascending = false;
+	cursor->last = TLBF_NEVER;
+	cursor->failed = false;
+}
+
+/*
+ * The next row of a cursor.  At a row that does not decode, or is older
+ * than the one before in a run, or at bytes left after the last row, the
+ * cursor ends and says it failed.  Inline in the merge, whose sources are
+ * mostly cursors.
+ */
+static inline bool
+cursor_next(TlbfRowCursor *cursor, TlbfRow *row)
+{
+	if (cursor->left == 0)
+	{
+		if (cursor->next != cursor->end)
+			cursor->failed = true;
+		return false;
+	}
+	if (!decode_row(&cursor->next, cursor->end, &cursor->coding, row) ||
+		(cursor->ascending && row->at < cursor->last))
+	{
+		cursor->failed = true;
+		cursor->left = 0;
+		cursor->next = cursor->end;
+		return false;
+	}
+	cursor->last = row->at;
+	cursor->left--;
+	return true;
 }
 
 /* A TlbfRowNext over a cursor. */
 bool
 tlbf_cursor_next(void *source, TlbfRow *row)
 {
-	TlbfRowCursor *cursor = source;
+	return cursor_next((TlbfRowCursor *) source, row);
+}
 
-	if (cursor->left == 0 ||
-		!tlbf_row_decode(&cursor->next, cursor->end, &cursor->coding, row))
-		return false;
-	cursor->left--;
-	return true;
+/* The next row of source i of a merge. */
+static inline bool
+source_next(TlbfRowMerge *merge, int i, TlbfRow *row)
+{
+	if (merge->next[i] == tlbf_cursor_next)
+		return cursor_next((TlbfRowCursor *) merge->sources[i], row);
+	return merge->next[i] (merge->sources[i], row);
 }
 
 /* Is source a's head before source b's?  Equal times: the lower source. */
@@ -232,7 +260,7 @@ tlbf_row_merge_start(TlbfRowMerge *merge, int nsources)
 	merge->nsources = nsources;
 	merge->nheap = 0;
 	for (int i = 0; i < nsources; i++)
-		if (merge->next[i] (merge->sources[i], &merge->heads[i]))
+		if (source_next(merge, i, &merge->heads[i]))
 			merge->heap[merge->nheap++] = i;
 	for (int i = merge->nheap / 2 - 1; i >= 0; i--)
 		sift_down(merge, i);
@@ -247,8 +275,42 @@ tlbf_row_merge_next(TlbfRowMerge *merge, TlbfRow *row)
 		return false;
 	top = merge->heap[0];
 	*row = merge->heads[top];
-	if (!merge->next[top] (merge->sources[top], &merge->heads[top]))
+	if (!source_next(merge, top, &merge->heads[top]))
 		merge->heap[0] = merge->heap[--merge->nheap];
 	sift_down(merge, 0);
 	return true;
+}
+
+/*
+ * Up to 'max' rows of the merge into rows[], in order; fewer only at its
+ * end.  A source whose rows keep coming before every other source's head
+ * (a parallel worker's stretch of the table) gives them without a trip
+ * through the heap.
+ */
+size_t
+tlbf_row_merge_fill(TlbfRowMerge *merge, TlbfRow *rows, size_t max)
+{
+	size_t		n = 0;
+
+	while (n < max && merge->nheap > 0)
+	{
+		int			top = merge->heap[0];
+		int			second = -1;
+		bool		more;
+
+		if (merge->nheap > 1)
+			second = merge->heap[1];
+		if (merge->nheap > 2 && comes_first(merge, merge->heap[2], second))
+			second = merge->heap[2];
+		do
+		{
+			rows[n++] = merge->heads[top];
+			more = source_next(merge, top, &merge->heads[top]);
+		} while (more && n < max &&
+				 (second < 0 || comes_first(merge, top, second)));
+		if (!more)
+			merge->heap[0] = merge->heap[--merge->nheap];
+		sift_down(merge, 0);
+	}
+	return n;
 }

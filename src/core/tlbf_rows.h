@@ -73,21 +73,30 @@ typedef struct TlbfRowCoding
  * and the hash. */
 #define TLBF_ROW_MAX_BYTES 27
 
-/* An ascending run inside a stream: where it starts, and its length. */
+/*
+ * An ascending run inside a stream: where its first row is, which row that
+ * is, and what it is encoded against.  A run ends where the next one
+ * starts (the last at the stream's end).  The writer of a stream notes its
+ * runs as it writes (tlbf_note_run) and sends them with it, so that a
+ * reader does not have to decode every row twice to find them.
+ */
 typedef struct TlbfRun
 {
 	size_t		offset;			/* of its first row */
-	TlbfRowCoding start;		/* what its first row is encoded against */
-	uint64_t	rows;
+	uint64_t	first_row;
+	TlbfRowCoding start;
 } TlbfRun;
 
-/* A reader of one run (or a whole stream, with rows = all of them). */
+/* A reader of one run, or of a whole stream in arrival order. */
 typedef struct TlbfRowCursor
 {
 	const uint8_t *next;
 	const uint8_t *end;
 	TlbfRowCoding coding;
 	uint64_t	left;
+	bool		ascending;		/* a run: each row no older than the last */
+	TlbfTime	last;
+	bool		failed;			/* the bytes were not what the run said */
 } TlbfRowCursor;
 
 /* A source of rows in ascending time order, for the merge. */
@@ -108,18 +117,55 @@ extern void tlbf_row_coding_init(TlbfRowCoding *coding, TlbfRowKind kind,
 								 uint64_t seed);
 extern bool tlbf_row_decode(const uint8_t **p, const uint8_t *end,
 							TlbfRowCoding *coding, TlbfRow *row);
-extern bool tlbf_rows_split(const uint8_t *data, size_t len, uint64_t nrows,
-							const TlbfRowCoding *start, TlbfRun *runs,
-							int max_runs, int *nruns);
+extern bool tlbf_runs_check(const TlbfRun *runs, int nruns, size_t len,
+							uint64_t nrows);
 
-extern void tlbf_cursor_open(TlbfRowCursor *cursor, const uint8_t *data,
-							 size_t len, const TlbfRun *run);
+extern void tlbf_cursor_open_run(TlbfRowCursor *cursor, const uint8_t *data,
+								 size_t len, uint64_t nrows,
+								 const TlbfRun *runs, int nruns, int run);
+extern void tlbf_cursor_open_all(TlbfRowCursor *cursor, const uint8_t *data,
+								 size_t len, uint64_t nrows,
+								 const TlbfRowCoding *start);
 extern bool tlbf_cursor_next(void *cursor, TlbfRow *row);
 
 extern void tlbf_row_merge_start(TlbfRowMerge *merge, int nsources);
 extern bool tlbf_row_merge_next(TlbfRowMerge *merge, TlbfRow *row);
+extern size_t tlbf_row_merge_fill(TlbfRowMerge *merge, TlbfRow *rows, size_t max);
+
+/*
+ * insert.c: adding rows in order, each prefetched this many rows before it
+ * is added (more than 8 rows of k misses each outrun the CPU's buffers for
+ * misses in flight, measured).
+ */
+#define TLBF_PREFETCH_ROWS 8
+
+extern TlbfStatus tlbf_insert_rows(Tlbf **f, TlbfMemory *memory,
+								   const TlbfRow *rows, size_t n,
+								   size_t ahead, size_t *added);
 
 /* Inline: tlbf_agg encodes every row it logs. */
+
+/*
+ * Before a row at time 'at' is encoded at 'offset' of a stream that has
+ * 'nrows' rows, encoded up to 'coding': if it starts a run (it is the
+ * first, or older than the row before; equal times stay in a run), note
+ * the run in runs[] while there is room, and count it in *nruns.
+ */
+static inline void
+tlbf_note_run(TlbfRun *runs, int *nruns, int max_runs, size_t offset,
+			  uint64_t nrows, const TlbfRowCoding *coding, TlbfTime at)
+{
+	if (nrows > 0 && at >= coding->prev_at)
+		return;
+	if (*nruns < max_runs)
+	{
+		runs[*nruns].offset = offset;
+		runs[*nruns].first_row = nrows;
+		runs[*nruns].start = *coding;
+	}
+	(*nruns)++;
+}
+
 /*
  * The difference of two int64s, taken modulo 2^64 and zigzag-encoded as a
  * varint: small steps either way give few bytes.  Any two values

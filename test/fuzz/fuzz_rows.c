@@ -2,18 +2,22 @@
  * fuzz_rows.c
  *	  The input is the rows of a partial tlbf_agg state as the final
  *	  aggregate receives them from a parallel worker (rows.c): a byte for
- *	  their kind (hashes, integer keys, byte keys), eight for their count, then the
- *	  encoded rows.  They are split into ascending runs as the glue does,
- *	  and a stream it refuses is skipped.  A stream it takes is merged by
- *	  time (every run a source) and added to a filter, as the final function
- *	  does: the merge must give every row, in ascending time, and every
- *	  insertion must leave a valid filter.
+ *	  their kind (hashes, integer keys, byte keys), eight for their count, a
+ *	  byte for the number of runs the sender says they come in and, for each
+ *	  run after the first, where it starts (as steps in bytes and rows from
+ *	  the run before) and what its first row is encoded against, then the
+ *	  encoded rows.  Runs the glue refuses are skipped.  Runs it takes are
+ *	  merged by time (every run a source) and added to a filter a batch at a
+ *	  time, as the final function does: every insertion must leave a valid
+ *	  filter, and unless a cursor says the rows did not match their runs,
+ *	  the merge must give every row, in ascending time.
  */
 #include "fuzz_common.h"
 #include "heap_memory.h"
 #include "tlbf_rows.h"
 
 #define MAX_RUNS 16				/* TLBF_MAX_SENT_RUNS */
+#define BATCH 64
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
@@ -21,38 +25,52 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	FuzzInput	in = {data, len, 0};
 	TlbfRowKind kind = (TlbfRowKind) (fuzz_take(&in, 1) % 3);
 	uint64_t	nrows = fuzz_take(&in, 8) % 100000;
-	const uint8_t *rows = data + (in.pos < len ? in.pos : len);
-	size_t		rows_len = len - (size_t) (rows - data);
-	uint8_t    *copy = fuzz_malloc(rows_len);
-	TlbfRowCoding start;
+	int			nruns = (int) (fuzz_take(&in, 1) % (MAX_RUNS + 1));
 	TlbfRun		runs[MAX_RUNS];
+	const uint8_t *rows;
+	size_t		rows_len;
+	uint8_t    *copy;
 	TlbfRowCursor cursors[MAX_RUNS];
 	TlbfRowNext next[MAX_RUNS];
 	void	   *sources[MAX_RUNS];
 	TlbfRow		heads[MAX_RUNS];
 	int			heap[MAX_RUNS];
 	TlbfRowMerge merge = {0, 0, next, sources, heads, heap};
-	int			nruns;
 	TlbfParams	params = {INT64_C(3600000000), 0.01, 1000, 0, 0, 0};
 	TlbfProblem problem;
 	TlbfMemory	memory;
 	Tlbf	   *f;
-	TlbfRow		row;
+	TlbfRow		batch[BATCH];
+	size_t		n = 0;
+	bool		more = true;
+	bool		out_of_order = false;
+	bool		failed = false;
 	TlbfTime	last = TLBF_NEVER;
 	uint64_t	merged = 0;
 
-	/* an exact-size copy, so that a read past the rows is reported */
-	if (rows_len > 0)
-		memcpy(copy, rows, rows_len);
-	tlbf_row_coding_init(&start, kind, 0);
-	if (!tlbf_rows_split(copy, rows_len, nrows, &start, runs, MAX_RUNS, &nruns))
-	{
-		free(copy);
-		return 0;
-	}
 	for (int r = 0; r < nruns; r++)
 	{
-		tlbf_cursor_open(&cursors[r], copy, rows_len, &runs[r]);
+		tlbf_row_coding_init(&runs[r].start, kind, 0);
+		runs[r].offset = r == 0 ? 0 : runs[r - 1].offset + fuzz_take(&in, 2);
+		runs[r].first_row = r == 0 ? 0 : runs[r - 1].first_row + fuzz_take(&in, 1);
+		if (r > 0)
+		{
+			runs[r].start.prev_at = (TlbfTime) fuzz_take(&in, 8);
+			runs[r].start.prev_item = (int64_t) fuzz_take(&in, 8);
+		}
+	}
+	rows = data + (in.pos < len ? in.pos : len);
+	rows_len = len - (size_t) (rows - data);
+	if (!tlbf_runs_check(runs, nruns, rows_len, nrows))
+		return 0;
+
+	/* an exact-size copy, so that a read past the rows is reported */
+	copy = fuzz_malloc(rows_len);
+	if (rows_len > 0)
+		memcpy(copy, rows, rows_len);
+	for (int r = 0; r < nruns; r++)
+	{
+		tlbf_cursor_open_run(&cursors[r], copy, rows_len, nrows, runs, nruns, r);
 		next[r] = tlbf_cursor_next;
 		sources[r] = &cursors[r];
 	}
@@ -60,18 +78,35 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	FUZZ_CHECK(tlbf_check_params(&params, &problem), "the aggregate's parameters");
 	f = heap_filter(&params, &memory);
 	tlbf_row_merge_start(&merge, nruns);
-	while (tlbf_row_merge_next(&merge, &row))
+	while (more)
 	{
-		FUZZ_CHECK(row.at >= last, "the merge gives rows in time order");
-		last = row.at;
-		merged++;
-		FUZZ_CHECK(tlbf_insert(&f, &memory, row.hash, row.at) == TLBF_OK,
-				   "an insertion into a filter without a size cap");
-		if (merged % 1024 == 0)
+		size_t		ready;
+		size_t		added;
+
+		n += tlbf_row_merge_fill(&merge, batch + n, BATCH - n);
+		more = n == BATCH;
+		ready = more ? n - TLBF_PREFETCH_ROWS : n;
+		for (size_t i = 0; i < ready; i++)
+		{
+			out_of_order |= batch[i].at < last;
+			last = batch[i].at;
+		}
+		FUZZ_CHECK(tlbf_insert_rows(&f, &memory, batch, ready, n - ready, &added) == TLBF_OK &&
+				   added == ready, "an insertion into a filter without a size cap");
+		merged += ready;
+		memmove(batch, batch + ready, (n - ready) * sizeof(TlbfRow));
+		n -= ready;
+		if (merged % 1024 < ready)
 			fuzz_check_valid(f, "a filter built from merged rows");
 	}
-	FUZZ_CHECK(merged == nrows, "the merge gives every row");
 	fuzz_check_valid(f, "a filter built from merged rows");
+	for (int r = 0; r < nruns; r++)
+		failed |= cursors[r].failed;
+	if (!failed)
+	{
+		FUZZ_CHECK(merged == nrows, "the merge gives every row of runs that match");
+		FUZZ_CHECK(!out_of_order, "the merge gives rows that match in time order");
+	}
 	free(f);
 	free(copy);
 	return 0;

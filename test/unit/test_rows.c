@@ -1,9 +1,9 @@
 /*
  * test_rows.c
  *	  Rows kept for tlbf_agg (rows.c): encoding, checking bytes that come
- *	  from outside, splitting a stream into ascending runs, and merging runs
- *	  so that a filter built from the merge is the filter built in time
- *	  order.
+ *	  from outside, noting a stream's ascending runs and reading them back
+ *	  (refusing runs that do not match the rows), and merging runs so that
+ *	  a filter built from the merge is the filter built in time order.
  */
 #include "harness.h"
 #include "tlbf_rows.h"
@@ -33,6 +33,46 @@ coding_of(TlbfRowKind kind)
 
 	tlbf_row_coding_init(&coding, kind, 0);
 	return coding;
+}
+
+/* A stream being written, noting its runs as the aggregate does. */
+typedef struct Writer
+{
+	uint8_t    *bytes;
+	size_t		len;
+	uint64_t	nrows;
+	TlbfRowCoding coding;
+	TlbfRun		runs[MAX_RUNS];
+	int			nruns;
+} Writer;
+
+static void
+write_row(Writer *w, const TlbfRow *row, const TlbfRowKey *key)
+{
+	tlbf_note_run(w->runs, &w->nruns, MAX_RUNS, w->len, w->nrows, &w->coding, row->at);
+	w->len += tlbf_row_encode(w->bytes + w->len, &w->coding, row, key);
+	w->nrows++;
+}
+
+/* Read run r of a stream into out[]; returns the rows read, -1 if the
+ * cursor failed. */
+static int
+read_run(const uint8_t *bytes, size_t len, uint64_t nrows, const TlbfRun *runs,
+		 int nruns, int r, TlbfRow *out, int max)
+{
+	TlbfRowCursor cursor;
+	int			n = 0;
+
+	tlbf_cursor_open_run(&cursor, bytes, len, nrows, runs, nruns, r);
+	while (n < max && tlbf_cursor_next(&cursor, &out[n]))
+		n++;
+	if (n == max)
+	{
+		TlbfRow		extra;
+
+		assert_false(tlbf_cursor_next(&cursor, &extra));
+	}
+	return cursor.failed ? -1 : n;
 }
 
 /* Encode rows[0..n-1] (with hashes) as one stream; returns its length. */
@@ -201,51 +241,88 @@ test_rows_bad_bytes_refused(void **unused)
 }
 
 static void
-test_rows_split_into_runs(void **unused)
+test_rows_runs_noted_and_read(void **unused)
 {
 	/* three runs: 1 2 2 3 | 0 5 | 4; equal times stay in a run */
 	TlbfTime	times[] = {1, 2, 2, 3, 0, 5, 4};
-	TlbfRow		rows[7];
+	int			expected_rows[] = {4, 2, 1};
 	uint8_t		bytes[7 * TLBF_ROW_MAX_BYTES];
-	size_t		len;
+	Writer		w = {bytes, 0, 0, coding_of(TLBF_ROWS_HASHES), {{0}}, 0};
 	TlbfRun		runs[MAX_RUNS];
-	int			nruns = 0;
+	TlbfRow		out[8];
+	int			next = 0;
 
 	for (int i = 0; i < 7; i++)
-		rows[i] = row_at(times[i], (uint64_t) i);
-	len = encode_all(bytes, rows, 7);
-	TlbfRowCoding start = coding_of(TLBF_ROWS_HASHES);
+	{
+		TlbfRow		row = row_at(times[i], (uint64_t) i);
 
-	assert_true(tlbf_rows_split(bytes, len, 7, &start, runs, MAX_RUNS, &nruns));
-	assert_int_equal(nruns, 3);
-	assert_int_equal(runs[0].rows, 4);
-	assert_int_equal(runs[1].rows, 2);
-	assert_int_equal(runs[2].rows, 1);
+		write_row(&w, &row, NULL);
+	}
+	assert_int_equal(w.nruns, 3);
+	assert_true(tlbf_runs_check(w.runs, 3, w.len, 7));
+	for (int r = 0; r < 3; r++)
+	{
+		assert_int_equal(read_run(bytes, w.len, 7, w.runs, 3, r, out, 8), expected_rows[r]);
+		for (int i = 0; i < expected_rows[r]; i++)
+		{
+			TlbfRow		row = row_at(times[next], (uint64_t) next);
 
-	/* the count and the length must match the bytes exactly */
-	assert_false(tlbf_rows_split(bytes, len, 6, &start, runs, MAX_RUNS, &nruns));
-	assert_false(tlbf_rows_split(bytes, len, 8, &start, runs, MAX_RUNS, &nruns));
-	assert_false(tlbf_rows_split(bytes, len - 1, 7, &start, runs, MAX_RUNS, &nruns));
-	/* more runs than allowed */
-	assert_false(tlbf_rows_split(bytes, len, 7, &start, runs, 2, &nruns));
-	/* no rows: no runs */
-	assert_true(tlbf_rows_split(bytes, 0, 0, &start, runs, MAX_RUNS, &nruns));
-	assert_int_equal(nruns, 0);
+			assert_int_equal(out[i].at, row.at);
+			assert_memory_equal(&out[i].hash, &row.hash, sizeof(TlbfHash));
+			next++;
+		}
+	}
+
+	/* runs that do not fit the stream are refused before any row is read */
+	assert_false(tlbf_runs_check(w.runs, 3, w.len, 6));	/* a run past the rows */
+	assert_false(tlbf_runs_check(w.runs, 3, w.runs[2].offset, 7));	/* past the bytes */
+	assert_false(tlbf_runs_check(w.runs, 0, w.len, 7));
+	assert_false(tlbf_runs_check(w.runs, 3, 0, 0));
+	assert_true(tlbf_runs_check(w.runs, 0, 0, 0));
+	memcpy(runs, w.runs, sizeof(runs));
+	runs[2].offset = runs[1].offset;	/* no bytes for run 1 */
+	assert_false(tlbf_runs_check(runs, 3, w.len, 7));
+	memcpy(runs, w.runs, sizeof(runs));
+	runs[0].offset = 1;
+	assert_false(tlbf_runs_check(runs, 3, w.len, 7));
+	memcpy(runs, w.runs, sizeof(runs));
+	runs[0].start.prev_at = 5;		/* the first row is encoded against 0 */
+	assert_false(tlbf_runs_check(runs, 3, w.len, 7));
+
+	/* runs that fit but do not match the rows fail as they are read */
+	assert_int_equal(read_run(bytes, w.len, 9, w.runs, 3, 2, out, 8), -1);	/* rows missing */
+	memcpy(runs, w.runs, sizeof(runs));
+	runs[1] = runs[2];				/* run 0 now takes 1 2 2 3 0 5: not ascending */
+	assert_true(tlbf_runs_check(runs, 2, w.len, 7));
+	assert_int_equal(read_run(bytes, w.len, 7, runs, 2, 0, out, 8), -1);
+	memcpy(runs, w.runs, sizeof(runs));
+	runs[2].first_row = 5;			/* run 1 says 1 row and has 2: bytes left */
+	assert_true(tlbf_runs_check(runs, 3, w.len, 7));
+	assert_int_equal(read_run(bytes, w.len, 7, runs, 3, 1, out, 8), -1);
+	memcpy(runs, w.runs, sizeof(runs));
+	runs[1].offset += 1;			/* run 1 starts inside a row */
+	assert_true(tlbf_runs_check(runs, 3, w.len, 7));
+	assert_int_equal(read_run(bytes, w.len, 7, runs, 3, 0, out, 8), -1);
 }
 
-/* Random bytes never read past the end (run under the sanitizers too). */
+/*
+ * Random bytes with random runs never read past the end of a run (run
+ * under the sanitizers too), and a cursor that gives a row gives a valid
+ * time, in ascending order.
+ */
 static void
 test_rows_random_bytes(void **unused)
 {
 	uint64_t	rng = 42;
 	uint8_t    *bytes = malloc(4096);
-	TlbfRun		runs[MAX_RUNS];
-	int			nruns;
 
 	assert_non_null(bytes);
 	for (int round = 0; round < 20000; round++)
 	{
 		size_t		len = (size_t) (rng_next(&rng) % 4096);
+		uint64_t	nrows = rng_next(&rng) % 300;
+		int			nruns = (int) (rng_next(&rng) % (MAX_RUNS + 1));
+		TlbfRun		runs[MAX_RUNS];
 		uint8_t    *copy;
 
 		for (size_t i = 0; i < len; i++)
@@ -253,14 +330,31 @@ test_rows_random_bytes(void **unused)
 		/* often a plausible first byte, so that decoding goes further */
 		if (len > 0 && round % 2 == 0)
 			bytes[0] &= 0x7f;
+		for (int r = 0; r < nruns; r++)
+		{
+			runs[r].offset = r == 0 ? 0 : runs[r - 1].offset + 1 + rng_next(&rng) % 64;
+			runs[r].first_row = r == 0 ? 0 : runs[r - 1].first_row + 1 + rng_next(&rng) % 8;
+			runs[r].start = coding_of((TlbfRowKind) (round % 3));
+			if (r > 0)
+				runs[r].start.prev_at = (TlbfTime) (rng_next(&rng) % 1000);
+		}
 		copy = malloc(len + 1);
 		assert_non_null(copy);
 		memcpy(copy, bytes, len);
-		{
-			TlbfRowCoding start = coding_of((TlbfRowKind) (round % 3));
+		if (tlbf_runs_check(runs, nruns, len, nrows))
+			for (int r = 0; r < nruns; r++)
+			{
+				TlbfRowCursor cursor;
+				TlbfRow		row;
+				TlbfTime	last = TLBF_NEVER;
 
-			(void) tlbf_rows_split(copy, len, rng_next(&rng) % 300, &start, runs, MAX_RUNS, &nruns);
-		}
+				tlbf_cursor_open_run(&cursor, copy, len, nrows, runs, nruns, r);
+				while (tlbf_cursor_next(&cursor, &row))
+				{
+					assert_true(row.at >= last && row.at < TLBF_TIME_END);
+					last = row.at;
+				}
+			}
 		free(copy);
 	}
 	free(bytes);
@@ -308,6 +402,25 @@ test_merge_orders_ties_by_source(void **unused)
 		assert_memory_equal(&row.hash, &expected[i]->hash, sizeof(TlbfHash));
 	}
 	assert_false(tlbf_row_merge_next(&merge, &row));
+
+	/* the same a few rows at a time, as a batch is filled */
+	{
+		TlbfRow		got[5];
+		size_t		n = 0;
+		size_t		more;
+
+		a.next = b.next = 0;
+		tlbf_row_merge_start(&merge, 2);
+		while ((more = tlbf_row_merge_fill(&merge, got + n, n + 2 <= 5 ? 2 : 5 - n)) > 0)
+			n += more;
+		assert_int_equal(n, 5);
+		for (int i = 0; i < 5; i++)
+		{
+			assert_int_equal(got[i].at, expected[i]->at);
+			assert_memory_equal(&got[i].hash, &expected[i]->hash, sizeof(TlbfHash));
+		}
+		assert_int_equal(tlbf_row_merge_fill(&merge, got, 5), 0);
+	}
 }
 
 /*
@@ -320,15 +433,11 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 {
 	enum
 	{
-		NROWS = 200000, NWORKERS = 3
+		NROWS = 200000, NWORKERS = 3, BATCH = 100
 	};
 	TlbfRow    *rows = malloc(NROWS * sizeof(TlbfRow));
-	uint8_t    *streams[NWORKERS];
-	size_t		lens[NWORKERS] = {0};
-	uint64_t	counts[NWORKERS] = {0};
-	TlbfRowCoding codings[NWORKERS];
+	Writer		writers[NWORKERS];
 	int64_t    *keys = malloc(NROWS * sizeof(int64_t));
-	TlbfRun		runs[NWORKERS][MAX_RUNS];
 	TlbfRowCursor cursors[NWORKERS * MAX_RUNS];
 	TlbfRowNext next[NWORKERS * MAX_RUNS];
 	void	   *sources[NWORKERS * MAX_RUNS];
@@ -339,6 +448,7 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	uint64_t	rng = 7;
 	TestFilter	ordered;
 	TestFilter	merged;
+	TestFilter	batched;
 	TlbfRow		row;
 	int			start = 0;
 
@@ -353,9 +463,10 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	/* one worker sends hashes, the others integer keys */
 	for (int w = 0; w < NWORKERS; w++)
 	{
-		tlbf_row_coding_init(&codings[w], w == 0 ? TLBF_ROWS_HASHES : TLBF_ROWS_INT64, 0);
-		streams[w] = malloc(NROWS * TLBF_ROW_MAX_BYTES);
-		assert_non_null(streams[w]);
+		memset(&writers[w], 0, sizeof(Writer));
+		writers[w].coding = coding_of(w == 0 ? TLBF_ROWS_HASHES : TLBF_ROWS_INT64);
+		writers[w].bytes = malloc(NROWS * TLBF_ROW_MAX_BYTES);
+		assert_non_null(writers[w].bytes);
 	}
 
 	/*
@@ -376,24 +487,21 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 			{
 				TlbfRowKey	key = int_key(keys[i]);
 
-				lens[w] += tlbf_row_encode(streams[w] + lens[w], &codings[w], &rows[i], &key);
-				counts[w]++;
+				write_row(&writers[w], &rows[i], &key);
 			}
 			start += len;
 		}
 	}
 	for (int w = 0; w < NWORKERS; w++)
 	{
-		int			nruns;
+		Writer	   *wr = &writers[w];
 
-		TlbfRowCoding start;
-
-		tlbf_row_coding_init(&start, codings[w].kind, 0);
-		assert_true(tlbf_rows_split(streams[w], lens[w], counts[w], &start, runs[w], MAX_RUNS, &nruns));
-		assert_true(nruns <= 2);
-		for (int r = 0; r < nruns; r++)
+		assert_true(wr->nruns <= 2);
+		assert_true(tlbf_runs_check(wr->runs, wr->nruns, wr->len, wr->nrows));
+		for (int r = 0; r < wr->nruns; r++)
 		{
-			tlbf_cursor_open(&cursors[nsources], streams[w], lens[w], &runs[w][r]);
+			tlbf_cursor_open_run(&cursors[nsources], wr->bytes, wr->len, wr->nrows,
+								 wr->runs, wr->nruns, r);
 			next[nsources] = tlbf_cursor_next;
 			sources[nsources] = &cursors[nsources];
 			nsources++;
@@ -410,10 +518,50 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	assert_int_equal(tlbf_size(merged.f), tlbf_size(ordered.f));
 	assert_memory_equal((char *) merged.f + 4, (char *) ordered.f + 4, tlbf_size(ordered.f) - 4);
 
+	/*
+	 * The same merge a batch at a time, as the final aggregate adds it: the
+	 * last rows of a batch only prefetched, and added with the next batch.
+	 */
+	nsources = 0;
+	for (int w = 0; w < NWORKERS; w++)
+		for (int r = 0; r < writers[w].nruns; r++, nsources++)
+			tlbf_cursor_open_run(&cursors[nsources], writers[w].bytes, writers[w].len,
+								 writers[w].nrows, writers[w].runs, writers[w].nruns, r);
+	tf_create(&batched, HOUR, 0.01, 1000);
+	tlbf_row_merge_start(&merge, nsources);
+	{
+		TlbfRow		batch[BATCH];
+		size_t		n = 0;
+		size_t		total = 0;
+		bool		more = true;
+
+		while (more)
+		{
+			size_t		added;
+			size_t		ready;
+
+			n += tlbf_row_merge_fill(&merge, batch + n, BATCH - n);
+			more = n == BATCH;
+			ready = more ? n - TLBF_PREFETCH_ROWS : n;
+			assert_int_equal(tlbf_insert_rows(&batched.f, &batched.memory, batch, ready,
+											  n - ready, &added), TLBF_OK);
+			assert_int_equal(added, ready);
+			total += ready;
+			memmove(batch, batch + ready, (n - ready) * sizeof(TlbfRow));
+			n -= ready;
+		}
+		assert_int_equal(total, NROWS);
+	}
+	for (int i = 0; i < nsources; i++)
+		assert_false(cursors[i].failed);
+	assert_int_equal(tlbf_size(batched.f), tlbf_size(ordered.f));
+	assert_memory_equal((char *) batched.f + 4, (char *) ordered.f + 4, tlbf_size(ordered.f) - 4);
+
 	tf_free(&ordered);
 	tf_free(&merged);
+	tf_free(&batched);
 	for (int w = 0; w < NWORKERS; w++)
-		free(streams[w]);
+		free(writers[w].bytes);
 	free(rows);
 	free(keys);
 }
@@ -426,7 +574,7 @@ main(void)
 		cmocka_unit_test(test_rows_are_compact),
 		cmocka_unit_test(test_rows_byte_keys),
 		cmocka_unit_test(test_rows_bad_bytes_refused),
-		cmocka_unit_test(test_rows_split_into_runs),
+		cmocka_unit_test(test_rows_runs_noted_and_read),
 		cmocka_unit_test(test_rows_random_bytes),
 		cmocka_unit_test(test_merge_orders_ties_by_source),
 		cmocka_unit_test(test_merged_filter_is_the_ordered_filter),
