@@ -240,35 +240,76 @@ generation_overdue(const Tlbf *f, TlbfTime now)
 }
 
 /*
- * Add a key at time 'at'.  On TLBF_OUT_OF_MEMORY or TLBF_OVER_LIMIT the
- * filter is unchanged (though it may have moved: *fp is always current).
- * Inline in tlbf_insert_rows, which adds most keys.
+ * Before adding a key at time 'now': start afresh or shift if the key
+ * calls for it.  *moved says whether the slices changed (and the filter
+ * may have moved): where a key's bits lie must then be found again.
  */
 static inline TlbfStatus
-insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+make_room(Tlbf **fp, TlbfMemory *memory, TlbfTime now, bool *moved)
 {
 	Tlbf	   *f = *fp;
-	TlbfTime	now = at < f->newest ? f->newest : at;
-	TlbfStatus	status = TLBF_OK;
-	TlbfSlice  *s;
-	uint64_t   *words;
-	uint64_t	load = 0;		/* what the new bits add, 16.16 */
-	int			k;
 
 	if (f->nslices == 0 || f->newest < now - f->span)
-		status = start_fresh(fp, memory, now);
-	else if (f->gen_left == 0 || generation_overdue(f, now))
-		status = shift(fp, memory, now);
-	if (status != TLBF_OK)
-		return status;
-
-	f = *fp;
-	s = tlbf_slices(f);
-	words = tlbf_words(f);
-	k = f->k;
-	for (int i = 0; i < k; i++)
 	{
-		bool		was_clear = tlbf_set_bit(words, &s[i], hash);
+		*moved = true;
+		return start_fresh(fp, memory, now);
+	}
+	if (f->gen_left == 0 || generation_overdue(f, now))
+	{
+		*moved = true;
+		return shift(fp, memory, now);
+	}
+	return TLBF_OK;
+}
+
+/* Where a key's bits lie in the k newest slices: a word and a bit in it. */
+typedef struct KeyBits
+{
+	uint64_t   *word[TLBF_MAX_K];
+	uint8_t		bit[TLBF_MAX_K];
+	bool		found;			/* false: find them again before use */
+} KeyBits;
+
+/*
+ * Find where a key's bits lie in the k newest slices, asking the CPU to
+ * fetch their words if 'prefetch' (a hint only: nothing is read or
+ * written).  A filter with fewer slices has no place for them yet.
+ */
+static inline __attribute__((always_inline)) void
+find_bits(const Tlbf *f, TlbfHash hash, KeyBits *bits, bool prefetch)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+	uint64_t   *words = tlbf_words(f);
+
+	bits->found = f->nslices >= f->k;
+	if (!bits->found)
+		return;
+	for (int i = 0; i < f->k; i++)
+	{
+		uint64_t	pos = tlbf_bit_position(hash, &s[i]);
+
+		bits->word[i] = &words[s[i].offset + (pos >> 6)];
+		bits->bit[i] = (uint8_t) (pos & 63);
+		if (prefetch)
+			__builtin_prefetch(bits->word[i], 1);
+	}
+}
+
+/*
+ * Set a key's bits, found in the filter as it is, at time 'now' (after
+ * make_room).
+ */
+static inline void
+set_bits(Tlbf *f, const KeyBits *bits, TlbfTime now)
+{
+	TlbfSlice  *s = tlbf_slices(f);
+	uint64_t	load = 0;		/* what the new bits add, 16.16 */
+
+	for (int i = 0; i < f->k; i++)
+	{
+		uint64_t	mask = UINT64_C(1) << bits->bit[i];
+		uint64_t	old = *bits->word[i];
+		bool		was_clear = (old & mask) == 0;
 		bool		below_size = s[i].bits_set < (uint64_t) s[i].nwords * 64;
 
 		/*
@@ -278,6 +319,7 @@ insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 		 * half-full slice, and a mispredicted branch per slice costs more
 		 * than the rest of the loop.
 		 */
+		*bits->word[i] = old | mask;
 		s[i].bits_set += (uint64_t) (was_clear & below_size);
 		s[i].updated_at = now;
 		load += (uint64_t) s[i].load_weight * was_clear;
@@ -285,63 +327,83 @@ insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	f->gen_left -= load < f->gen_left ? load : f->gen_left;
 	f->inserted = tlbf_add_saturating(f->inserted, 1);
 	f->newest = now;
-	return TLBF_OK;
 }
 
+/* A row's time as the filter takes it: never older than its newest. */
+static inline TlbfTime
+insertion_time(const Tlbf *f, TlbfTime at)
+{
+	return at < f->newest ? f->newest : at;
+}
+
+/*
+ * Add a key at time 'at'.  On TLBF_OUT_OF_MEMORY or TLBF_OVER_LIMIT the
+ * filter is unchanged (though it may have moved: *fp is always current).
+ */
 TlbfStatus
 tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 {
-	return insert(fp, memory, hash, at);
+	TlbfTime	now = insertion_time(*fp, at);
+	bool		moved = false;
+	TlbfStatus	status = make_room(fp, memory, now, &moved);
+	KeyBits		bits;
+
+	if (status != TLBF_OK)
+		return status;
+	find_bits(*fp, hash, &bits, false);
+	set_bits(*fp, &bits, now);
+	return TLBF_OK;
 }
 
 /*
  * Ask the CPU to fetch the words an insertion of 'hash' will write, so that
- * other work meanwhile (the next row of a scan, the insertions of rows
- * before it) does not wait for them.  A hint only: nothing is read or
- * written.  Always inlined: to the compiler a function that only prefetches
- * has no effect, and a call to it from this file would be dropped.
+ * other work meanwhile (the next row of a scan) does not wait for them.
  */
-static inline __attribute__((always_inline)) void
-prefetch_insert(const Tlbf *f, TlbfHash hash)
-{
-	const TlbfSlice *s = tlbf_slices(f);
-	const uint64_t *words = tlbf_words(f);
-	uint32_t	n = f->nslices < f->k ? f->nslices : f->k;
-
-	for (uint32_t i = 0; i < n; i++)
-		__builtin_prefetch(&words[s[i].offset + (tlbf_bit_position(hash, &s[i]) >> 6)], 1);
-}
-
 void
 tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash)
 {
-	prefetch_insert(f, hash);
+	KeyBits		bits;
+
+	find_bits(f, hash, &bits, true);
 }
 
 /*
- * Add rows[0..n) in order, prefetching each row's words TLBF_PREFETCH_ROWS
- * rows before it is added, so that the cache misses of several insertions
- * overlap; rows[n..n + ahead) come next and are only prefetched.  Stops at
- * the first row that fails, with *added the rows added before it.
+ * Add rows[0..n) in order; rows[n..n + ahead) come next.  Each row's bits
+ * are found, and their words prefetched, TLBF_PREFETCH_ROWS rows before it
+ * is added, so that the cache misses of several insertions overlap; they
+ * are found again only if the slices changed in between.  Stops at the
+ * first row that fails, with *added the rows added before it.
  */
 TlbfStatus
 tlbf_insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows,
 				 size_t n, size_t ahead, size_t *added)
 {
+	KeyBits		ahead_bits[TLBF_PREFETCH_ROWS];
 	size_t		known = n + ahead;
 
+	/* the first rows were prefetched with the rows before them, if any */
+	for (size_t i = 0; i < TLBF_PREFETCH_ROWS && i < known; i++)
+		find_bits(*fp, rows[i].hash, &ahead_bits[i], false);
 	for (size_t i = 0; i < n; i++)
 	{
-		TlbfStatus	status;
+		KeyBits    *bits = &ahead_bits[i % TLBF_PREFETCH_ROWS];
+		TlbfTime	now = insertion_time(*fp, rows[i].at);
+		bool		moved = false;
+		TlbfStatus	status = make_room(fp, memory, now, &moved);
 
-		if (i + TLBF_PREFETCH_ROWS < known)
-			prefetch_insert(*fp, rows[i + TLBF_PREFETCH_ROWS].hash);
-		status = insert(fp, memory, rows[i].hash, rows[i].at);
 		if (status != TLBF_OK)
 		{
 			*added = i;
 			return status;
 		}
+		if (moved)
+			for (int j = 0; j < TLBF_PREFETCH_ROWS; j++)
+				ahead_bits[j].found = false;
+		if (!bits->found)
+			find_bits(*fp, rows[i].hash, bits, false);
+		set_bits(*fp, bits, now);
+		if (i + TLBF_PREFETCH_ROWS < known)
+			find_bits(*fp, rows[i + TLBF_PREFETCH_ROWS].hash, bits, true);
 	}
 	*added = n;
 	return TLBF_OK;

@@ -285,7 +285,9 @@ tlbf_row_merge_next(TlbfRowMerge *merge, TlbfRow *row)
  * Up to 'max' rows of the merge into rows[], in order; fewer only at its
  * end.  A source whose rows keep coming before every other source's head
  * (a parallel worker's stretch of the table) gives them without a trip
- * through the heap.
+ * through the heap, decoded straight into place: a row written field by
+ * field and read back at once as a whole stalls the CPU, so a row is
+ * copied only when its source stops coming first.
  */
 size_t
 tlbf_row_merge_fill(TlbfRowMerge *merge, TlbfRow *rows, size_t max)
@@ -295,19 +297,33 @@ tlbf_row_merge_fill(TlbfRowMerge *merge, TlbfRow *rows, size_t max)
 	while (n < max && merge->nheap > 0)
 	{
 		int			top = merge->heap[0];
-		int			second = -1;
+		TlbfRow    *second = NULL;
+		int			second_source = -1;
 		bool		more;
 
 		if (merge->nheap > 1)
-			second = merge->heap[1];
-		if (merge->nheap > 2 && comes_first(merge, merge->heap[2], second))
-			second = merge->heap[2];
-		do
+			second_source = merge->heap[1];
+		if (merge->nheap > 2 && comes_first(merge, merge->heap[2], second_source))
+			second_source = merge->heap[2];
+		if (second_source >= 0)
+			second = &merge->heads[second_source];
+
+		rows[n++] = merge->heads[top];
+		for (;;)
 		{
-			rows[n++] = merge->heads[top];
-			more = source_next(merge, top, &merge->heads[top]);
-		} while (more && n < max &&
-				 (second < 0 || comes_first(merge, top, second)));
+			TlbfRow    *row = n < max ? &rows[n] : &merge->heads[top];
+
+			more = source_next(merge, top, row);
+			if (!more || row == &merge->heads[top])
+				break;
+			if (second != NULL &&
+				(row->at > second->at || (row->at == second->at && top > second_source)))
+			{
+				merge->heads[top] = *row;
+				break;
+			}
+			n++;
+		}
 		if (!more)
 			merge->heap[0] = merge->heap[--merge->nheap];
 		sift_down(merge, 0);
