@@ -296,11 +296,40 @@ find_bits(const Tlbf *f, TlbfHash hash, KeyBits *bits, bool prefetch)
 }
 
 /*
+ * Count a key's bit in slice 's', set at time 'now' (was_clear: it was not
+ * set before), and what it adds to the generation's load.
+ */
+static inline void
+count_bit(TlbfSlice *s, bool was_clear, TlbfTime now, uint64_t *load)
+{
+	bool		below_size = s->bits_set < (uint64_t) s->nwords * 64;
+
+	/*
+	 * bits_set is a statistic, not recounted by validation: a crafted value
+	 * may claim more bits than are set, so stop at the slice's size.  Added
+	 * without a branch: was_clear is a coin toss in a half-full slice, and a
+	 * mispredicted branch per slice costs more than the rest of the loop.
+	 */
+	s->bits_set += (uint64_t) (was_clear & below_size);
+	s->updated_at = now;
+	*load += (uint64_t) s->load_weight * was_clear;
+}
+
+/* After a key's k bits are set and counted. */
+static inline void
+count_key(Tlbf *f, uint64_t load, TlbfTime now)
+{
+	f->gen_left -= load < f->gen_left ? load : f->gen_left;
+	f->inserted = tlbf_add_saturating(f->inserted, 1);
+	f->newest = now;
+}
+
+/*
  * Set a key's bits, found in the filter as it is, at time 'now' (after
  * make_room).
  */
 static inline void
-set_bits(Tlbf *f, const KeyBits *bits, TlbfTime now)
+set_found_bits(Tlbf *f, const KeyBits *bits, TlbfTime now)
 {
 	TlbfSlice  *s = tlbf_slices(f);
 	uint64_t	load = 0;		/* what the new bits add, 16.16 */
@@ -309,24 +338,11 @@ set_bits(Tlbf *f, const KeyBits *bits, TlbfTime now)
 	{
 		uint64_t	mask = UINT64_C(1) << bits->bit[i];
 		uint64_t	old = *bits->word[i];
-		bool		was_clear = (old & mask) == 0;
-		bool		below_size = s[i].bits_set < (uint64_t) s[i].nwords * 64;
 
-		/*
-		 * bits_set is a statistic, not recounted by validation: a crafted
-		 * value may claim more bits than are set, so stop at the slice's
-		 * size.  Added without a branch: was_clear is a coin toss in a
-		 * half-full slice, and a mispredicted branch per slice costs more
-		 * than the rest of the loop.
-		 */
 		*bits->word[i] = old | mask;
-		s[i].bits_set += (uint64_t) (was_clear & below_size);
-		s[i].updated_at = now;
-		load += (uint64_t) s[i].load_weight * was_clear;
+		count_bit(&s[i], (old & mask) == 0, now, &load);
 	}
-	f->gen_left -= load < f->gen_left ? load : f->gen_left;
-	f->inserted = tlbf_add_saturating(f->inserted, 1);
-	f->newest = now;
+	count_key(f, load, now);
 }
 
 /* A row's time as the filter takes it: never older than its newest. */
@@ -346,12 +362,19 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	TlbfTime	now = insertion_time(*fp, at);
 	bool		moved = false;
 	TlbfStatus	status = make_room(fp, memory, now, &moved);
-	KeyBits		bits;
+	Tlbf	   *f;
+	TlbfSlice  *s;
+	uint64_t   *words;
+	uint64_t	load = 0;		/* what the new bits add, 16.16 */
 
 	if (status != TLBF_OK)
 		return status;
-	find_bits(*fp, hash, &bits, false);
-	set_bits(*fp, &bits, now);
+	f = *fp;
+	s = tlbf_slices(f);
+	words = tlbf_words(f);
+	for (int i = 0; i < f->k; i++)
+		count_bit(&s[i], tlbf_set_bit(words, &s[i], hash), now, &load);
+	count_key(f, load, now);
 	return TLBF_OK;
 }
 
@@ -401,7 +424,7 @@ tlbf_insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows,
 				ahead_bits[j].found = false;
 		if (!bits->found)
 			find_bits(*fp, rows[i].hash, bits, false);
-		set_bits(*fp, bits, now);
+		set_found_bits(*fp, bits, now);
 		if (i + TLBF_PREFETCH_ROWS < known)
 			find_bits(*fp, rows[i + TLBF_PREFETCH_ROWS].hash, bits, true);
 	}
