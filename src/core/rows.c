@@ -266,21 +266,6 @@ tlbf_row_merge_start(TlbfRowMerge *merge, int nsources)
 		sift_down(merge, i);
 }
 
-bool
-tlbf_row_merge_next(TlbfRowMerge *merge, TlbfRow *row)
-{
-	int			top;
-
-	if (merge->nheap == 0)
-		return false;
-	top = merge->heap[0];
-	*row = merge->heads[top];
-	if (!source_next(merge, top, &merge->heads[top]))
-		merge->heap[0] = merge->heap[--merge->nheap];
-	sift_down(merge, 0);
-	return true;
-}
-
 /*
  * Up to 'max' rows of the merge into rows[], in order; fewer only at its
  * end.  A source whose rows keep coming before every other source's head

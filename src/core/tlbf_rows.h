@@ -129,7 +129,6 @@ extern void tlbf_cursor_open_all(TlbfRowCursor *cursor, const uint8_t *data,
 extern bool tlbf_cursor_next(void *cursor, TlbfRow *row);
 
 extern void tlbf_row_merge_start(TlbfRowMerge *merge, int nsources);
-extern bool tlbf_row_merge_next(TlbfRowMerge *merge, TlbfRow *row);
 extern size_t tlbf_row_merge_fill(TlbfRowMerge *merge, TlbfRow *rows, size_t max);
 
 /*

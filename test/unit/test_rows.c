@@ -397,11 +397,11 @@ test_merge_orders_ties_by_source(void **unused)
 	tlbf_row_merge_start(&merge, 2);
 	for (int i = 0; i < 5; i++)
 	{
-		assert_true(tlbf_row_merge_next(&merge, &row));
+		assert_int_equal(tlbf_row_merge_fill(&merge, &row, 1), 1);
 		assert_int_equal(row.at, expected[i]->at);
 		assert_memory_equal(&row.hash, &expected[i]->hash, sizeof(TlbfHash));
 	}
-	assert_false(tlbf_row_merge_next(&merge, &row));
+	assert_int_equal(tlbf_row_merge_fill(&merge, &row, 1), 0);
 
 	/* the same a few rows at a time, as a batch is filled */
 	{
@@ -513,7 +513,7 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	for (int i = 0; i < NROWS; i++)
 		assert_int_equal(tlbf_insert(&ordered.f, &ordered.memory, rows[i].hash, rows[i].at), TLBF_OK);
 	tlbf_row_merge_start(&merge, nsources);
-	while (tlbf_row_merge_next(&merge, &row))
+	while (tlbf_row_merge_fill(&merge, &row, 1) == 1)
 		assert_int_equal(tlbf_insert(&merged.f, &merged.memory, row.hash, row.at), TLBF_OK);
 	assert_int_equal(tlbf_size(merged.f), tlbf_size(ordered.f));
 	assert_memory_equal((char *) merged.f + 4, (char *) ordered.f + 4, tlbf_size(ordered.f) - 4);
