@@ -86,7 +86,8 @@ row_stream_bytes(RowStream *stream, const TlbfParams *params)
 	TlbfRowsHeader *header;
 	Size		runs_bytes = stream->nruns * sizeof(TlbfSentRun);
 
-	Assert(stream->nruns <= TLBF_MAX_SENT_RUNS);
+	if (stream->nruns > TLBF_MAX_SENT_RUNS)
+		elog(ERROR, "tlbf_agg's rows come in too many runs to send");
 	if (stream->used + runs_bytes > stream->allocated)
 	{
 		stream->data = repalloc(stream->data, stream->used + runs_bytes);
@@ -130,7 +131,8 @@ row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
 void
 row_stream_runs(RowStream *stream, ReceivedRows *runs)
 {
-	Assert(stream->nruns <= TLBF_MAX_SENT_RUNS);
+	if (stream->nruns > TLBF_MAX_SENT_RUNS)
+		elog(ERROR, "tlbf_agg's rows come in too many runs to merge");
 	runs->rows = (const uint8 *) stream->data + sizeof(TlbfRowsHeader);
 	runs->len = stream->used - sizeof(TlbfRowsHeader);
 	runs->nrows = stream->data->nrows;
