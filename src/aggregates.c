@@ -520,7 +520,7 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 	tlbf_agg_insert_merged(&f, memory, &merge);
 	for (int i = 0; i < nsources; i++)
 		if (merge.next[i] == tlbf_cursor_next && cursors[i].failed)
-			tlbf_agg_bad_state("The rows do not decode, or do not ascend in their runs.");
+			tlbf_agg_bad_state("The rows do not decode, or do not match their runs.");
 	return f;
 }
 
