@@ -538,37 +538,25 @@ held_rows_add_all(HeldRows *held, Tlbf **f, TlbfMemory *memory)
 		held_rows_add_oldest(held, f, memory);
 }
 
-/*
- * Add every row of a merge, in its (time) order, a batch at a time; the
- * last TLBF_PREFETCH_ROWS rows of a batch wait for the next one, so that
- * each row is prefetched as many rows ahead as the others.
- */
+/* Add every row of a merge, in its (time) order, a batch at a time. */
 #define MERGED_BATCH_ROWS 1024
 
 void
 tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge)
 {
-	TlbfRow    *rows = palloc(MERGED_BATCH_ROWS * sizeof(TlbfRow));
-	size_t		n = 0;
-	bool		more = true;
+	TlbfMergedBatch batch = {0};
 
-	while (more)
+	batch.merge = merge;
+	batch.rows = palloc(MERGED_BATCH_ROWS * sizeof(TlbfRow));
+	batch.capacity = MERGED_BATCH_ROWS;
+	while (!batch.done)
 	{
-		size_t		got = tlbf_row_merge_fill(merge, rows + n, MERGED_BATCH_ROWS - n);
-		size_t		ready;
-		size_t		added;
 		uint64		truncated = (*f)->truncated;
-		TlbfStatus	status;
+		TlbfStatus	status = tlbf_insert_merged_batch(f, memory, &batch);
 
-		n += got;
-		more = n == MERGED_BATCH_ROWS;
-		ready = more ? n - TLBF_PREFETCH_ROWS : n;
-		status = tlbf_insert_rows(f, memory, rows, ready, n - ready, &added);
 		tlbf_check_status(status, truncated, *f);
 		give_back_room(f, memory);
-		memmove(rows, rows + ready, (n - ready) * sizeof(TlbfRow));
-		n -= ready;
 		CHECK_FOR_INTERRUPTS();
 	}
-	pfree(rows);
+	pfree(batch.rows);
 }

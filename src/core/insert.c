@@ -395,11 +395,11 @@ tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash)
  * are found, and their words prefetched, TLBF_PREFETCH_ROWS rows before it
  * is added, so that the cache misses of several insertions overlap; they
  * are found again only if the slices changed in between.  Stops at the
- * first row that fails, with *added the rows added before it.
+ * first row that fails.
  */
-TlbfStatus
-tlbf_insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows,
-				 size_t n, size_t ahead, size_t *added)
+static TlbfStatus
+insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows, size_t n,
+			size_t ahead)
 {
 	KeyBits		ahead_bits[TLBF_PREFETCH_ROWS];
 	size_t		known = n + ahead;
@@ -415,10 +415,7 @@ tlbf_insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows,
 		TlbfStatus	status = make_room(fp, memory, now, &moved);
 
 		if (status != TLBF_OK)
-		{
-			*added = i;
 			return status;
-		}
 		if (moved)
 			for (int j = 0; j < TLBF_PREFETCH_ROWS; j++)
 				ahead_bits[j].found = false;
@@ -428,6 +425,30 @@ tlbf_insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows,
 		if (i + TLBF_PREFETCH_ROWS < known)
 			find_bits(*fp, rows[i + TLBF_PREFETCH_ROWS].hash, bits, true);
 	}
-	*added = n;
+	return TLBF_OK;
+}
+
+/*
+ * Take the merge's next rows into the batch, after the rows it holds, and
+ * add all but the last TLBF_PREFETCH_ROWS of them (all of them at the
+ * merge's end), which it holds for the next call.  On TLBF_OUT_OF_MEMORY or
+ * TLBF_OVER_LIMIT the filter holds the rows before the one that failed, and
+ * the batch cannot go on.
+ */
+TlbfStatus
+tlbf_insert_merged_batch(Tlbf **fp, TlbfMemory *memory, TlbfMergedBatch *batch)
+{
+	size_t		n = batch->held +
+		tlbf_row_merge_fill(batch->merge, batch->rows + batch->held,
+							batch->capacity - batch->held);
+	bool		more = n == batch->capacity;
+	size_t		ready = more ? n - TLBF_PREFETCH_ROWS : n;
+	TlbfStatus	status = insert_rows(fp, memory, batch->rows, ready, n - ready);
+
+	if (status != TLBF_OK)
+		return status;
+	memmove(batch->rows, batch->rows + ready, (n - ready) * sizeof(TlbfRow));
+	batch->held = n - ready;
+	batch->done = !more;
 	return TLBF_OK;
 }

@@ -132,15 +132,25 @@ extern void tlbf_row_merge_start(TlbfRowMerge *merge, int nsources);
 extern size_t tlbf_row_merge_fill(TlbfRowMerge *merge, TlbfRow *rows, size_t max);
 
 /*
- * insert.c: adding rows in order, each prefetched this many rows before it
- * is added (more than 8 rows of k misses each outrun the CPU's buffers for
- * misses in flight, measured).
+ * insert.c: adding the rows of a merge to a filter, a batch at a time.  A
+ * row is prefetched TLBF_PREFETCH_ROWS rows before it is added (more rows
+ * of k misses each outrun the CPU's buffers for misses in flight,
+ * measured), so the last rows of a batch wait for the next one.
  */
 #define TLBF_PREFETCH_ROWS 8
 
-extern TlbfStatus tlbf_insert_rows(Tlbf **f, TlbfMemory *memory,
-								   const TlbfRow *rows, size_t n,
-								   size_t ahead, size_t *added);
+typedef struct TlbfMergedBatch
+{
+	TlbfRowMerge *merge;
+	TlbfRow    *rows;			/* room for 'capacity' rows */
+	size_t		capacity;		/* more than TLBF_PREFETCH_ROWS */
+	size_t		held;			/* rows at its start, taken from the merge
+								 * but not added yet */
+	bool		done;			/* every row of the merge added */
+} TlbfMergedBatch;
+
+extern TlbfStatus tlbf_insert_merged_batch(Tlbf **f, TlbfMemory *memory,
+										   TlbfMergedBatch *batch);
 
 /* Inline: tlbf_agg encodes every row it logs. */
 

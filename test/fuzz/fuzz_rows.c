@@ -7,10 +7,10 @@
  *	  run after the first, where it starts (as steps in bytes and rows from
  *	  the run before) and what its first row is encoded against, then the
  *	  encoded rows.  Runs the glue refuses are skipped.  Runs it takes are
- *	  merged by time (every run a source) and added to a filter a batch at a
- *	  time, as the final function does: every insertion must leave a valid
- *	  filter, and unless a cursor says the rows did not match their runs,
- *	  the merge must give every row, in ascending time.
+ *	  merged by time (every run a source): unless a cursor says the rows did
+ *	  not match their runs, the merge must give every row, in ascending
+ *	  time.  The same merge is then added to a filter a batch at a time, as
+ *	  the final function does: every batch must leave a valid filter.
  */
 #include "fuzz_common.h"
 #include "heap_memory.h"
@@ -41,8 +41,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	TlbfMemory	memory;
 	Tlbf	   *f;
 	TlbfRow		batch[BATCH];
-	size_t		n = 0;
-	bool		more = true;
+	size_t		n;
 	bool		out_of_order = false;
 	bool		failed = false;
 	TlbfTime	last = TLBF_NEVER;
@@ -75,31 +74,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		sources[r] = &cursors[r];
 	}
 
-	FUZZ_CHECK(tlbf_check_params(&params, &problem), "the aggregate's parameters");
-	f = heap_filter(&params, &memory);
+	/* the merge alone: every row of runs that match, in time order */
 	tlbf_row_merge_start(&merge, nruns);
-	while (more)
-	{
-		size_t		ready;
-		size_t		added;
-
-		n += tlbf_row_merge_fill(&merge, batch + n, BATCH - n);
-		more = n == BATCH;
-		ready = more ? n - TLBF_PREFETCH_ROWS : n;
-		for (size_t i = 0; i < ready; i++)
+	while ((n = tlbf_row_merge_fill(&merge, batch, BATCH)) > 0)
+		for (size_t i = 0; i < n; i++)
 		{
 			out_of_order |= batch[i].at < last;
 			last = batch[i].at;
+			merged++;
 		}
-		FUZZ_CHECK(tlbf_insert_rows(&f, &memory, batch, ready, n - ready, &added) == TLBF_OK &&
-				   added == ready, "an insertion into a filter without a size cap");
-		merged += ready;
-		memmove(batch, batch + ready, (n - ready) * sizeof(TlbfRow));
-		n -= ready;
-		if (merged % 1024 < ready)
-			fuzz_check_valid(f, "a filter built from merged rows");
-	}
-	fuzz_check_valid(f, "a filter built from merged rows");
 	for (int r = 0; r < nruns; r++)
 		failed |= cursors[r].failed;
 	if (!failed)
@@ -107,6 +90,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		FUZZ_CHECK(merged == nrows, "the merge gives every row of runs that match");
 		FUZZ_CHECK(!out_of_order, "the merge gives rows that match in time order");
 	}
+
+	/* the same merge added to a filter a batch at a time, as the glue does */
+	for (int r = 0; r < nruns; r++)
+		tlbf_cursor_open_run(&cursors[r], copy, rows_len, nrows, runs, nruns, r);
+	FUZZ_CHECK(tlbf_check_params(&params, &problem), "the aggregate's parameters");
+	f = heap_filter(&params, &memory);
+	tlbf_row_merge_start(&merge, nruns);
+	{
+		TlbfMergedBatch merged_batch = {&merge, batch, BATCH, 0, false};
+
+		while (!merged_batch.done)
+		{
+			FUZZ_CHECK(tlbf_insert_merged_batch(&f, &memory, &merged_batch) == TLBF_OK,
+					   "an insertion into a filter without a size cap");
+			fuzz_check_valid(f, "a filter built from merged rows");
+		}
+	}
+	FUZZ_CHECK(failed || f->inserted == nrows, "the filter holds every row of runs that match");
 	free(f);
 	free(copy);
 	return 0;

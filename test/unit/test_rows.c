@@ -530,27 +530,13 @@ test_merged_filter_is_the_ordered_filter(void **unused)
 	tf_create(&batched, HOUR, 0.01, 1000);
 	tlbf_row_merge_start(&merge, nsources);
 	{
-		TlbfRow		batch[BATCH];
-		size_t		n = 0;
-		size_t		total = 0;
-		bool		more = true;
+		TlbfRow		batch_rows[BATCH];
+		TlbfMergedBatch batch = {&merge, batch_rows, BATCH, 0, false};
 
-		while (more)
-		{
-			size_t		added;
-			size_t		ready;
-
-			n += tlbf_row_merge_fill(&merge, batch + n, BATCH - n);
-			more = n == BATCH;
-			ready = more ? n - TLBF_PREFETCH_ROWS : n;
-			assert_int_equal(tlbf_insert_rows(&batched.f, &batched.memory, batch, ready,
-											  n - ready, &added), TLBF_OK);
-			assert_int_equal(added, ready);
-			total += ready;
-			memmove(batch, batch + ready, (n - ready) * sizeof(TlbfRow));
-			n -= ready;
-		}
-		assert_int_equal(total, NROWS);
+		while (!batch.done)
+			assert_int_equal(tlbf_insert_merged_batch(&batched.f, &batched.memory, &batch),
+							 TLBF_OK);
+		assert_int_equal(batched.f->inserted, NROWS);
 	}
 	for (int i = 0; i < nsources; i++)
 		assert_false(cursors[i].failed);
