@@ -273,7 +273,9 @@ typedef struct KeyBits
 /*
  * Find where a key's bits lie in the k newest slices, asking the CPU to
  * fetch their words if 'prefetch' (a hint only: nothing is read or
- * written).  A filter with fewer slices has no place for them yet.
+ * written).  A filter with fewer slices has no place for them yet.  Always
+ * inlined: to the compiler a prefetch has no effect, and it may drop a call
+ * to a function that only prefetches (GCC did, in tlbf_prefetch_insert).
  */
 static inline __attribute__((always_inline)) void
 find_bits(const Tlbf *f, TlbfHash hash, KeyBits *bits, bool prefetch)
