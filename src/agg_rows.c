@@ -93,17 +93,7 @@ row_stream_bytes(RowStream *stream, const TlbfParams *params)
 		stream->data = repalloc(stream->data, stream->used + runs_bytes);
 		stream->allocated = stream->used + runs_bytes;
 	}
-	for (int r = 0; r < stream->nruns; r++)
-	{
-		TlbfSentRun sent;
-
-		sent.offset = stream->runs[r].offset;
-		sent.first_row = stream->runs[r].first_row;
-		sent.prev_at = stream->runs[r].start.prev_at;
-		sent.prev_item = stream->runs[r].start.prev_item;
-		memcpy((char *) stream->data + stream->used + r * sizeof(TlbfSentRun),
-			   &sent, sizeof(TlbfSentRun));
-	}
+	tlbf_rows_put_runs((uint8 *) stream->data + stream->used, stream->runs, stream->nruns);
 	header = stream->data;
 	header->magic = TLBF_ROWS_MAGIC;
 	header->version = TLBF_ROWS_VERSION;
@@ -169,59 +159,27 @@ tlbf_agg_bad_state(const char *detail)
 ReceivedRows *
 row_stream_receive(const bytea *bytes, MemoryContext context)
 {
-	Size		len = VARSIZE_ANY_EXHDR(bytes);
-	const char *data = VARDATA_ANY(bytes);
-	Size		rows_len;
-	Size		runs_bytes;
-	TlbfRowsHeader header;
-	ReceivedRows *received;
+	ReceivedRows *received = MemoryContextAllocZero(context, sizeof(ReceivedRows));
+	TlbfSentRows sent;
 	TlbfProblem problem;
-	TlbfRowCoding start;
+	const char *wrong;
 	uint8	   *rows;
 
-	if (len < sizeof(TlbfRowsHeader) - VARHDRSZ)
-		tlbf_agg_bad_state("The state is shorter than its header.");
-	memcpy((char *) &header + VARHDRSZ, data, sizeof(header) - VARHDRSZ);
-	data += sizeof(header) - VARHDRSZ;
-	len -= sizeof(header) - VARHDRSZ;
-	if (header.magic != TLBF_ROWS_MAGIC || header.version != TLBF_ROWS_VERSION)
-		tlbf_agg_bad_state("The state's format is not one this version knows.");
-	if (header.row_kind != TLBF_ROWS_HASHES && header.row_kind != TLBF_ROWS_INT64 &&
-		header.row_kind != TLBF_ROWS_BYTES)
-		tlbf_agg_bad_state("The rows are of an unknown kind.");
-	if (header.nruns > TLBF_MAX_SENT_RUNS)
-		tlbf_agg_bad_state("The rows come in too many runs.");
-	runs_bytes = header.nruns * sizeof(TlbfSentRun);
-	if (len < runs_bytes)
-		tlbf_agg_bad_state("The state is shorter than its runs.");
-	rows_len = len - runs_bytes;
-
-	received = MemoryContextAllocZero(context, sizeof(ReceivedRows));
-	tlbf_agg_params(&received->params, header.span, header.error_rate);
+	wrong = tlbf_rows_take((const uint8 *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
+						   TLBF_DEFAULT_SEED, &sent);
+	if (wrong != NULL)
+		tlbf_agg_bad_state(wrong);
+	tlbf_agg_params(&received->params, sent.span, sent.error_rate);
 	if (!tlbf_check_params(&received->params, &problem))
 		tlbf_agg_bad_state(problem.message);
 
-	tlbf_row_coding_init(&start, (TlbfRowKind) header.row_kind, received->params.seed);
-	for (int r = 0; r < (int) header.nruns; r++)
-	{
-		TlbfSentRun sent;
-
-		memcpy(&sent, data + rows_len + r * sizeof(TlbfSentRun), sizeof(sent));
-		received->runs[r].offset = sent.offset;
-		received->runs[r].first_row = sent.first_row;
-		received->runs[r].start = start;
-		received->runs[r].start.prev_at = sent.prev_at;
-		received->runs[r].start.prev_item = sent.prev_item;
-	}
-	received->nruns = (int) header.nruns;
-	received->nrows = header.nrows;
-	if (!tlbf_runs_check(received->runs, received->nruns, rows_len, header.nrows))
-		tlbf_agg_bad_state("The rows' runs do not match the rows.");
-
-	rows = MemoryContextAlloc(context, Max(rows_len, 1));
-	memcpy(rows, data, rows_len);
+	rows = MemoryContextAlloc(context, Max(sent.len, 1));
+	memcpy(rows, sent.rows, sent.len);
 	received->rows = rows;
-	received->len = rows_len;
+	received->len = sent.len;
+	received->nrows = sent.nrows;
+	received->nruns = sent.nruns;
+	memcpy(received->runs, sent.runs, sent.nruns * sizeof(TlbfRun));
 	return received;
 }
 

@@ -15,40 +15,10 @@
 #include "core/tlbf_rows.h"
 
 /*
- * A stream of rows in memory (tlbf_rows.h), behind a header that makes it
- * a bytea: a parallel worker sends it as its partial state as it is, with
- * its runs (TlbfSentRun) after the rows.
+ * A stream of rows in memory, behind the header that makes it a bytea
+ * (TlbfRowsHeader, tlbf_rows.h): a parallel worker sends it as its partial
+ * state as it is, with its runs after the rows.
  */
-#define TLBF_ROWS_MAGIC		0x52424C54u /* "TLBR" read as little-endian */
-#define TLBF_ROWS_VERSION	1
-
-typedef struct TlbfRowsHeader
-{
-	uint32		length_word;	/* the varlena length */
-	uint32		magic;			/* TLBF_ROWS_MAGIC */
-	uint16		version;		/* TLBF_ROWS_VERSION */
-	uint16		row_kind;		/* TlbfRowKind */
-	uint32		nruns;			/* TlbfSentRuns after the rows */
-	int64		span;			/* the filter's, in microseconds */
-	double		error_rate;		/* the filter's */
-	uint64		nrows;
-} TlbfRowsHeader;
-
-/* A TlbfRun as it is sent; the offset counts from the first row. */
-typedef struct TlbfSentRun
-{
-	uint64		offset;
-	uint64		first_row;
-	int64		prev_at;
-	int64		prev_item;
-} TlbfSentRun;
-
-/*
- * A sender sorts its rows before sending more runs than this, and a
- * receiver refuses a stream with more.
- */
-#define TLBF_MAX_SENT_RUNS	16
-
 typedef struct RowStream
 {
 	MemoryContext context;		/* its own: deleting it frees the rows */

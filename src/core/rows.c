@@ -141,6 +141,76 @@ tlbf_runs_check(const TlbfRun *runs, int nruns, size_t len, uint64_t nrows)
 	return runs[nruns - 1].offset < len && runs[nruns - 1].first_row < nrows;
 }
 
+/* Write runs[0..nruns) as they are sent (TlbfSentRun each). */
+void
+tlbf_rows_put_runs(uint8_t *out, const TlbfRun *runs, int nruns)
+{
+	for (int r = 0; r < nruns; r++)
+	{
+		TlbfSentRun sent;
+
+		sent.offset = runs[r].offset;
+		sent.first_row = runs[r].first_row;
+		sent.prev_at = runs[r].start.prev_at;
+		sent.prev_item = runs[r].start.prev_item;
+		memcpy(out + r * sizeof(TlbfSentRun), &sent, sizeof(sent));
+	}
+}
+
+/*
+ * Check a stream another process sent: 'data' is what follows its length
+ * word, 'len' bytes; 'seed' hashes its integer keys.  Its header and its
+ * runs are checked here, its rows as a cursor reads them (the span and
+ * error rate are the caller's to check).  Returns NULL, or what is wrong.
+ */
+const char *
+tlbf_rows_take(const uint8_t *data, size_t len, uint64_t seed, TlbfSentRows *sent)
+{
+	const size_t header_bytes = sizeof(TlbfRowsHeader) - sizeof(uint32_t);
+	TlbfRowsHeader header;
+	TlbfRowCoding first;
+	size_t		runs_bytes;
+
+	if (len < header_bytes)
+		return "The state is shorter than its header.";
+	memcpy((char *) &header + sizeof(uint32_t), data, header_bytes);
+	data += header_bytes;
+	len -= header_bytes;
+	if (header.magic != TLBF_ROWS_MAGIC || header.version != TLBF_ROWS_VERSION)
+		return "The state's format is not one this version knows.";
+	if (header.row_kind != TLBF_ROWS_HASHES && header.row_kind != TLBF_ROWS_INT64 &&
+		header.row_kind != TLBF_ROWS_BYTES)
+		return "The rows are of an unknown kind.";
+	if (header.nruns > TLBF_MAX_SENT_RUNS)
+		return "The rows come in too many runs.";
+	runs_bytes = header.nruns * sizeof(TlbfSentRun);
+	if (len < runs_bytes)
+		return "The state is shorter than its runs.";
+
+	sent->rows = data;
+	sent->len = len - runs_bytes;
+	sent->nrows = header.nrows;
+	sent->kind = (TlbfRowKind) header.row_kind;
+	sent->span = header.span;
+	sent->error_rate = header.error_rate;
+	sent->nruns = (int) header.nruns;
+	tlbf_row_coding_init(&first, sent->kind, seed);
+	for (int r = 0; r < sent->nruns; r++)
+	{
+		TlbfSentRun run;
+
+		memcpy(&run, data + sent->len + r * sizeof(TlbfSentRun), sizeof(run));
+		sent->runs[r].offset = run.offset;
+		sent->runs[r].first_row = run.first_row;
+		sent->runs[r].start = first;
+		sent->runs[r].start.prev_at = run.prev_at;
+		sent->runs[r].start.prev_item = run.prev_item;
+	}
+	if (!tlbf_runs_check(sent->runs, sent->nruns, sent->len, sent->nrows))
+		return "The rows' runs do not match the rows.";
+	return NULL;
+}
+
 /* A cursor over run 'run' of runs[0..nruns), which tlbf_runs_check took. */
 void
 tlbf_cursor_open_run(TlbfRowCursor *cursor, const uint8_t *data, size_t len,

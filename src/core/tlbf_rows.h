@@ -99,6 +99,51 @@ typedef struct TlbfRowCursor
 	bool		failed;			/* the bytes were not what the run said */
 } TlbfRowCursor;
 
+/*
+ * A stream as it travels between processes (a parallel worker's partial
+ * state): this header, the encoded rows, then a TlbfSentRun for each run.
+ * The first four bytes are reserved for PostgreSQL's varlena length word,
+ * as in a filter.  A sender sorts its rows before it would send more than
+ * TLBF_MAX_SENT_RUNS runs, and a receiver refuses a stream with more.
+ */
+#define TLBF_ROWS_MAGIC		0x52424C54u /* "TLBR" read as little-endian */
+#define TLBF_ROWS_VERSION	1
+#define TLBF_MAX_SENT_RUNS	16
+
+typedef struct TlbfRowsHeader
+{
+	uint32_t	length_word;	/* the varlena length; never read here */
+	uint32_t	magic;			/* TLBF_ROWS_MAGIC */
+	uint16_t	version;		/* TLBF_ROWS_VERSION */
+	uint16_t	row_kind;		/* TlbfRowKind */
+	uint32_t	nruns;			/* TlbfSentRuns after the rows */
+	int64_t		span;			/* the filter's, in microseconds */
+	double		error_rate;		/* the filter's */
+	uint64_t	nrows;
+} TlbfRowsHeader;
+
+/* A TlbfRun as it is sent; the offset counts from the first row. */
+typedef struct TlbfSentRun
+{
+	uint64_t	offset;
+	uint64_t	first_row;
+	int64_t		prev_at;
+	int64_t		prev_item;
+} TlbfSentRun;
+
+/* A stream received and checked: its rows stay where they came. */
+typedef struct TlbfSentRows
+{
+	const uint8_t *rows;
+	size_t		len;
+	uint64_t	nrows;
+	TlbfRowKind kind;
+	int64_t		span;
+	double		error_rate;
+	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
+	int			nruns;
+} TlbfSentRows;
+
 /* A source of rows in ascending time order, for the merge. */
 typedef bool (*TlbfRowNext) (void *source, TlbfRow *row);
 
@@ -119,6 +164,9 @@ extern bool tlbf_row_decode(const uint8_t **p, const uint8_t *end,
 							TlbfRowCoding *coding, TlbfRow *row);
 extern bool tlbf_runs_check(const TlbfRun *runs, int nruns, size_t len,
 							uint64_t nrows);
+extern void tlbf_rows_put_runs(uint8_t *out, const TlbfRun *runs, int nruns);
+extern const char *tlbf_rows_take(const uint8_t *data, size_t len, uint64_t seed,
+								  TlbfSentRows *sent);
 
 extern void tlbf_cursor_open_run(TlbfRowCursor *cursor, const uint8_t *data,
 								 size_t len, uint64_t nrows,

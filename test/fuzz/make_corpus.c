@@ -359,22 +359,22 @@ write_raw(const char *target, int n, const Value *v)
 }
 
 /*
- * fuzz_rows: a kind byte, a row count, the runs (a count, then each run
- * after the first as fuzz_rows.c reads it), then the rows: ascending, a
- * scan that wraps around (two runs), equal times, and the ends of the time
- * range, each with hashes, integer keys and byte keys.
+ * fuzz_rows: a partial state after its length word (a header, the rows,
+ * their runs): rows ascending, a scan that wraps around (two runs), equal
+ * times, and the ends of the time range, each with hashes, integer keys
+ * and byte keys.
  */
 static void
 write_rows(int n, const char *name, TlbfRowKind kind, const TlbfTime *times,
 		   const int64_t *keys, int nrows)
 {
-	uint8_t    *encoded = malloc((size_t) nrows * TLBF_ROW_MAX_BYTES);
-	uint8_t    *buffer = malloc(10 + 16 * 19 + (size_t) nrows * TLBF_ROW_MAX_BYTES);
-	uint64_t	count = (uint64_t) nrows;
-	size_t		encoded_len = 0;
-	size_t		len = 10;
+	const size_t header_bytes = sizeof(TlbfRowsHeader) - sizeof(uint32_t);
+	uint8_t    *buffer = malloc(header_bytes + (size_t) nrows * TLBF_ROW_MAX_BYTES +
+								TLBF_MAX_SENT_RUNS * sizeof(TlbfSentRun));
+	TlbfRowsHeader header = {0};
+	size_t		len = header_bytes;
 	TlbfRowCoding coding;
-	TlbfRun		runs[16];
+	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
 	int			nruns = 0;
 
 	tlbf_row_coding_init(&coding, kind, 0);
@@ -389,32 +389,25 @@ write_rows(int n, const char *name, TlbfRowKind kind, const TlbfTime *times,
 									  (long long) keys[i]);
 		if (kind == TLBF_ROWS_BYTES)
 			row.hash = tlbf_hash_bytes(text, key.len, 0);
-		tlbf_note_run(runs, &nruns, 16, encoded_len, (uint64_t) i, &coding, row.at);
-		encoded_len += tlbf_row_encode(encoded + encoded_len, &coding, &row, &key);
+		tlbf_note_run(runs, &nruns, TLBF_MAX_SENT_RUNS, len - header_bytes, (uint64_t) i,
+					  &coding, row.at);
+		len += tlbf_row_encode(buffer + len, &coding, &row, &key);
 	}
-	if (nruns > 16)
+	if (nruns > TLBF_MAX_SENT_RUNS)
 		abort();
-	buffer[0] = (uint8_t) kind;
-	memcpy(buffer + 1, &count, 8);
-	buffer[9] = (uint8_t) nruns;
-	for (int r = 1; r < nruns; r++)
-	{
-		uint64_t	offset_step = runs[r].offset - runs[r - 1].offset;
-		uint64_t	row_step = runs[r].first_row - runs[r - 1].first_row;
+	tlbf_rows_put_runs(buffer + len, runs, nruns);
+	len += nruns * sizeof(TlbfSentRun);
 
-		if (offset_step > UINT16_MAX || row_step > UINT8_MAX)
-			abort();
-		memcpy(buffer + len, &offset_step, 2);
-		buffer[len + 2] = (uint8_t) row_step;
-		memcpy(buffer + len + 3, &runs[r].start.prev_at, 8);
-		memcpy(buffer + len + 11, &runs[r].start.prev_item, 8);
-		len += 19;
-	}
-	memcpy(buffer + len, encoded, encoded_len);
-	len += encoded_len;
+	header.magic = TLBF_ROWS_MAGIC;
+	header.version = TLBF_ROWS_VERSION;
+	header.row_kind = (uint16_t) kind;
+	header.nruns = (uint32_t) nruns;
+	header.span = INT64_C(3600000000);
+	header.error_rate = 0.01;
+	header.nrows = (uint64_t) nrows;
+	memcpy(buffer, (char *) &header + sizeof(uint32_t), header_bytes);
 	write_file("fuzz_rows", n, name, buffer, len);
 	free(buffer);
-	free(encoded);
 }
 
 static void

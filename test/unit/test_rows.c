@@ -306,6 +306,99 @@ test_rows_runs_noted_and_read(void **unused)
 }
 
 /*
+ * A state as a worker sends it (after its length word): taken whole, and
+ * refused for a short or unknown header, too many runs, runs cut off or
+ * not fitting the rows.
+ */
+static void
+test_rows_take_checks_the_state(void **unused)
+{
+	const size_t header_bytes = sizeof(TlbfRowsHeader) - sizeof(uint32_t);
+	TlbfTime	times[] = {1, 2, 2, 3, 0, 5, 4};
+	uint8_t		rows[7 * TLBF_ROW_MAX_BYTES];
+	Writer		w = {rows, 0, 0, coding_of(TLBF_ROWS_INT64), {{0}}, 0};
+	TlbfRowsHeader header = {0};
+	uint8_t		state[sizeof(TlbfRowsHeader) + sizeof(rows) + 3 * sizeof(TlbfSentRun)];
+	uint8_t		bad[sizeof(state)];
+	size_t		len;
+	TlbfSentRows sent;
+
+	for (int i = 0; i < 7; i++)
+	{
+		TlbfRow		row = row_at(times[i], 0);
+		TlbfRowKey	key = int_key(100 + i);
+
+		row.hash = tlbf_hash_int64(100 + i, 0);
+		write_row(&w, &row, &key);
+	}
+	header.magic = TLBF_ROWS_MAGIC;
+	header.version = TLBF_ROWS_VERSION;
+	header.row_kind = TLBF_ROWS_INT64;
+	header.nruns = 3;
+	header.span = HOUR;
+	header.error_rate = 0.01;
+	header.nrows = 7;
+	memcpy(state, (char *) &header + sizeof(uint32_t), header_bytes);
+	memcpy(state + header_bytes, rows, w.len);
+	tlbf_rows_put_runs(state + header_bytes + w.len, w.runs, 3);
+	len = header_bytes + w.len + 3 * sizeof(TlbfSentRun);
+
+	assert_null(tlbf_rows_take(state, len, 0, &sent));
+	assert_int_equal(sent.nruns, 3);
+	assert_int_equal(sent.nrows, 7);
+	assert_int_equal(sent.len, w.len);
+	assert_int_equal(sent.kind, TLBF_ROWS_INT64);
+	assert_int_equal(sent.span, HOUR);
+	assert_memory_equal(sent.rows, rows, w.len);
+	for (int r = 0; r < 3; r++)
+	{
+		assert_int_equal(sent.runs[r].offset, w.runs[r].offset);
+		assert_int_equal(sent.runs[r].first_row, w.runs[r].first_row);
+		assert_int_equal(sent.runs[r].start.prev_at, w.runs[r].start.prev_at);
+		assert_int_equal(sent.runs[r].start.prev_item, w.runs[r].start.prev_item);
+	}
+	{
+		TlbfRow		out[8];
+		TlbfHash	expected = tlbf_hash_int64(105, 0);	/* the integer key, hashed */
+
+		/* run 1: the rows at times 0 and 5 */
+		assert_int_equal(read_run(sent.rows, sent.len, sent.nrows, sent.runs, 3, 1, out, 8), 2);
+		assert_int_equal(out[0].at, 0);
+		assert_int_equal(out[1].at, 5);
+		assert_memory_equal(&out[1].hash, &expected, sizeof(TlbfHash));
+	}
+
+	/* every cut of the state is refused (fewer bytes than it says) */
+	for (size_t cut = 0; cut < len; cut++)
+		assert_non_null(tlbf_rows_take(state, cut, 0, &sent));
+
+	/* each header field out of range */
+	for (int field = 0; field < 5; field++)
+	{
+		TlbfRowsHeader changed = header;
+
+		memcpy(bad, state, len);
+		if (field == 0)
+			changed.magic++;
+		else if (field == 1)
+			changed.version++;
+		else if (field == 2)
+			changed.row_kind = 3;
+		else if (field == 3)
+			changed.nruns = TLBF_MAX_SENT_RUNS + 1;
+		else
+			changed.nrows = 6;		/* the last run starts past the rows */
+		memcpy(bad, (char *) &changed + sizeof(uint32_t), header_bytes);
+		assert_non_null(tlbf_rows_take(bad, len, 0, &sent));
+	}
+
+	/* runs that do not fit the rows */
+	memcpy(bad, state, len);
+	bad[header_bytes + w.len + sizeof(TlbfSentRun)] ^= 0xff;	/* run 1's offset */
+	assert_non_null(tlbf_rows_take(bad, len, 0, &sent));
+}
+
+/*
  * Random bytes with random runs never read past the end of a run (run
  * under the sanitizers too), and a cursor that gives a row gives a valid
  * time, in ascending order.
@@ -561,6 +654,7 @@ main(void)
 		cmocka_unit_test(test_rows_byte_keys),
 		cmocka_unit_test(test_rows_bad_bytes_refused),
 		cmocka_unit_test(test_rows_runs_noted_and_read),
+		cmocka_unit_test(test_rows_take_checks_the_state),
 		cmocka_unit_test(test_rows_random_bytes),
 		cmocka_unit_test(test_merge_orders_ties_by_source),
 		cmocka_unit_test(test_merged_filter_is_the_ordered_filter),
