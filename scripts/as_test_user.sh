@@ -24,5 +24,8 @@ if [ $status -ne 0 ] && [ -d "$copy/tmp_check/log" ]; then
     echo "== failed TAP tests:"
     grep -H -A4 -E '^(\[[^]]*\]\([^)]*\) )?not ok' tmp_check/log/regress_log_* 2>/dev/null |
         head -n 40 || true
+    # a test that died: its last lines before it stopped
+    grep -H -B6 -E 'Looks like your test (exited|died)' tmp_check/log/regress_log_* 2>/dev/null |
+        head -n 40 || true
 fi
 exit $status

@@ -5,6 +5,10 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
+use CrashPoll qw(poll_after_crash);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -136,11 +140,11 @@ SKIP:
 	# the checks that follow.
 	if ($node->pg_version =~ /^18beta1$/)
 	{
-		$node->poll_query_until('postgres', 'SELECT 1', '1');
+		poll_after_crash($node, 'postgres', 'SELECT 1', '1');
 		$node->restart;
 		skip 'PostgreSQL 18beta1 starts no background worker after a crash', 1;
 	}
-	ok($node->poll_query_until('postgres',
+	ok(poll_after_crash($node, 'postgres',
 			"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'tlbf launcher' AND pid <> $pid"),
 		'after a crash the launcher is back');
 }

@@ -5,6 +5,10 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
+use CrashPoll qw(poll_after_crash);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -113,7 +117,7 @@ my $victim = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE application_name = 'loader' LIMIT 1");
 kill 'KILL', $victim;
 $load->finish;
-ok($node->poll_query_until('postgres', 'SELECT 1', '1'), 'the server is back after the crash');
+ok(poll_after_crash($node, 'postgres', 'SELECT 1', '1'), 'the server is back after the crash');
 is(missing('postgres', 'clicks', 1, 6000) + missing('postgres', 'clicks', 10001, 20000), 0,
 	'after a crash, every key older than the snapshot interval is still there');
 is($node->safe_psql('postgres',
