@@ -121,13 +121,15 @@ row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
 void
 row_stream_runs(RowStream *stream, ReceivedRows *runs)
 {
+	TlbfSentRows *sent = &runs->sent;
+
 	if (stream->nruns > TLBF_MAX_SENT_RUNS)
 		elog(ERROR, "tlbf_agg's rows come in too many runs to merge");
-	runs->rows = (const uint8 *) stream->data + sizeof(TlbfRowsHeader);
-	runs->len = stream->used - sizeof(TlbfRowsHeader);
-	runs->nrows = stream->data->nrows;
-	runs->nruns = stream->nruns;
-	memcpy(runs->runs, stream->runs, stream->nruns * sizeof(TlbfRun));
+	sent->rows = (const uint8 *) stream->data + sizeof(TlbfRowsHeader);
+	sent->len = stream->used - sizeof(TlbfRowsHeader);
+	sent->nrows = stream->data->nrows;
+	sent->nruns = stream->nruns;
+	memcpy(sent->runs, stream->runs, stream->nruns * sizeof(TlbfRun));
 }
 
 /* Is this partial state a stream of rows (else it is a filter)? */
@@ -160,26 +162,22 @@ ReceivedRows *
 row_stream_receive(const bytea *bytes, MemoryContext context)
 {
 	ReceivedRows *received = MemoryContextAllocZero(context, sizeof(ReceivedRows));
-	TlbfSentRows sent;
+	TlbfSentRows *sent = &received->sent;
 	TlbfProblem problem;
 	const char *wrong;
 	uint8	   *rows;
 
 	wrong = tlbf_rows_take((const uint8 *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
-						   TLBF_DEFAULT_SEED, &sent);
+						   TLBF_DEFAULT_SEED, sent);
 	if (wrong != NULL)
 		tlbf_agg_bad_state(wrong);
-	tlbf_agg_params(&received->params, sent.span, sent.error_rate);
+	tlbf_agg_params(&received->params, sent->span, sent->error_rate);
 	if (!tlbf_check_params(&received->params, &problem))
 		tlbf_agg_bad_state(problem.message);
 
-	rows = MemoryContextAlloc(context, Max(sent.len, 1));
-	memcpy(rows, sent.rows, sent.len);
-	received->rows = rows;
-	received->len = sent.len;
-	received->nrows = sent.nrows;
-	received->nruns = sent.nruns;
-	memcpy(received->runs, sent.runs, sent.nruns * sizeof(TlbfRun));
+	rows = MemoryContextAlloc(context, Max(sent->len, 1));
+	memcpy(rows, sent->rows, sent->len);
+	sent->rows = rows;
 	return received;
 }
 

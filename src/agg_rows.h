@@ -30,15 +30,14 @@ typedef struct RowStream
 	TlbfRun		runs[TLBF_MAX_SENT_RUNS];	/* the first of them */
 } RowStream;
 
-/* A stream another process sent (or one's own), with its runs checked. */
+/*
+ * A stream another process sent (or one's own), with its runs checked, and
+ * the parameters of the filter its rows are for.
+ */
 typedef struct ReceivedRows
 {
-	const uint8 *rows;			/* the encoded rows */
-	Size		len;
-	uint64		nrows;
+	TlbfSentRows sent;			/* its rows: in the state's context */
 	TlbfParams	params;
-	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
-	int			nruns;
 } ReceivedRows;
 
 typedef struct RowSorter RowSorter;

@@ -470,12 +470,14 @@ static void
 merge_runs(TlbfRowMerge *merge, TlbfRowCursor *cursors, int *nsources,
 		   const ReceivedRows *rows)
 {
-	for (int r = 0; r < rows->nruns; r++)
+	const TlbfSentRows *sent = &rows->sent;
+
+	for (int r = 0; r < sent->nruns; r++)
 	{
 		int			n = (*nsources)++;
 
-		tlbf_cursor_open_run(&cursors[n], rows->rows, rows->len, rows->nrows,
-							 rows->runs, rows->nruns, r);
+		tlbf_cursor_open_run(&cursors[n], sent->rows, sent->len, sent->nrows,
+							 sent->runs, sent->nruns, r);
 		merge->next[n] = tlbf_cursor_next;
 		merge->sources[n] = &cursors[n];
 	}
@@ -582,7 +584,7 @@ settle(TlbfAggState *state, MemoryContext context)
 	state->sending = NULL;
 	for (int i = 0; i < state->nreceived; i++)
 	{
-		pfree((void *) state->received[i]->rows);
+		pfree((void *) state->received[i]->sent.rows);
 		pfree(state->received[i]);
 	}
 	state->nreceived = 0;
@@ -767,11 +769,11 @@ static ReceivedRows *
 copy_received(const ReceivedRows *received, MemoryContext context)
 {
 	ReceivedRows *copy = MemoryContextAlloc(context, sizeof(ReceivedRows));
-	uint8	   *rows = MemoryContextAlloc(context, Max(received->len, 1));
+	uint8	   *rows = MemoryContextAlloc(context, Max(received->sent.len, 1));
 
 	*copy = *received;
-	memcpy(rows, received->rows, received->len);
-	copy->rows = rows;
+	memcpy(rows, received->sent.rows, received->sent.len);
+	copy->sent.rows = rows;
 	return copy;
 }
 
