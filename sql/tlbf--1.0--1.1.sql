@@ -12,7 +12,7 @@ COMMENT ON FUNCTION tlbf_union(tlbf, tlbf) IS
 CREATE OPERATOR || (
     LEFTARG = tlbf,
     RIGHTARG = tlbf,
-    FUNCTION = tlbf_union
+    FUNCTION = @extschema@.tlbf_union
 );
 
 -- The aggregates' support functions.  The transition functions are not
@@ -42,26 +42,26 @@ CREATE FUNCTION tlbf_agg_deserialize(bytea, internal)
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE AGGREGATE tlbf_agg(item "any", at timestamptz, span interval) (
-    SFUNC = tlbf_agg_trans,
+    SFUNC = @extschema@.tlbf_agg_trans,
     STYPE = internal,
     SSPACE = 16384,
-    FINALFUNC = tlbf_agg_final,
+    FINALFUNC = @extschema@.tlbf_agg_final,
     FINALFUNC_MODIFY = READ_ONLY,
-    COMBINEFUNC = tlbf_agg_combine,
-    SERIALFUNC = tlbf_agg_serialize,
-    DESERIALFUNC = tlbf_agg_deserialize,
+    COMBINEFUNC = @extschema@.tlbf_agg_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_deserialize,
     PARALLEL = SAFE
 );
 
 CREATE AGGREGATE tlbf_agg(item "any", at timestamptz, span interval, error_rate float8) (
-    SFUNC = tlbf_agg_trans,
+    SFUNC = @extschema@.tlbf_agg_trans,
     STYPE = internal,
     SSPACE = 16384,
-    FINALFUNC = tlbf_agg_final,
+    FINALFUNC = @extschema@.tlbf_agg_final,
     FINALFUNC_MODIFY = READ_ONLY,
-    COMBINEFUNC = tlbf_agg_combine,
-    SERIALFUNC = tlbf_agg_serialize,
-    DESERIALFUNC = tlbf_agg_deserialize,
+    COMBINEFUNC = @extschema@.tlbf_agg_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_deserialize,
     PARALLEL = SAFE
 );
 
@@ -71,14 +71,14 @@ COMMENT ON AGGREGATE tlbf_agg("any", timestamptz, interval, float8) IS
     'a filter holding every item, seen at its time, for span, at error_rate';
 
 CREATE AGGREGATE tlbf_union_agg(tlbf) (
-    SFUNC = tlbf_union_agg_trans,
+    SFUNC = @extschema@.tlbf_union_agg_trans,
     STYPE = internal,
     SSPACE = 16384,
-    FINALFUNC = tlbf_agg_final,
+    FINALFUNC = @extschema@.tlbf_agg_final,
     FINALFUNC_MODIFY = READ_ONLY,
-    COMBINEFUNC = tlbf_agg_combine,
-    SERIALFUNC = tlbf_agg_serialize,
-    DESERIALFUNC = tlbf_agg_deserialize,
+    COMBINEFUNC = @extschema@.tlbf_agg_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_deserialize,
     PARALLEL = SAFE
 );
 

@@ -15,10 +15,10 @@ CREATE FUNCTION tlbf_send(tlbf) RETURNS bytea
 
 -- ALIGNMENT double: the value's bit arrays are 64-bit words read in place.
 CREATE TYPE tlbf (
-    INPUT = tlbf_in,
-    OUTPUT = tlbf_out,
-    RECEIVE = tlbf_recv,
-    SEND = tlbf_send,
+    INPUT = @extschema@.tlbf_in,
+    OUTPUT = @extschema@.tlbf_out,
+    RECEIVE = @extschema@.tlbf_recv,
+    SEND = @extschema@.tlbf_send,
     INTERNALLENGTH = VARIABLE,
     ALIGNMENT = double,
     STORAGE = extended
@@ -40,14 +40,14 @@ COMMENT ON FUNCTION tlbf_create(interval, float8, bigint, int, int) IS
     'an empty filter that remembers keys for span; capacity is a first guess of keys per span';
 
 -- Not STRICT: a NULL item or time returns the filter unchanged.
-CREATE FUNCTION tlbf_add(f tlbf, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_add(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS tlbf
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION tlbf_add(tlbf, "any", timestamptz) IS
     'a copy of the filter that also holds item, seen at time at';
 
-CREATE FUNCTION tlbf_contains(f tlbf, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_contains(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -72,17 +72,17 @@ COMMENT ON FUNCTION tlbf_contains_now(tlbf, "any") IS
 CREATE OPERATOR @> (
     LEFTARG = tlbf,
     RIGHTARG = "any",
-    FUNCTION = tlbf_contains_now
+    FUNCTION = @extschema@.tlbf_contains_now
 );
 
-CREATE FUNCTION tlbf_retire(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_retire(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS tlbf
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION tlbf_retire(tlbf, timestamptz) IS
     'the filter without its slices expired at at; answers from at on are unchanged';
 
-CREATE FUNCTION tlbf_info(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_info(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS jsonb
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 

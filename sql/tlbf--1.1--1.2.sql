@@ -3,7 +3,7 @@
 
 \echo Use "ALTER EXTENSION tlbf UPDATE TO '1.2'" to load this file. \quit
 
-CREATE FUNCTION tlbf_retirable(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_retirable(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 

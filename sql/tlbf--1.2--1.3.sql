@@ -33,7 +33,7 @@ BEGIN
             RAISE EXCEPTION 'role "%" already exists and was not made by the tlbf extension', role_name
                 USING ERRCODE = 'duplicate_object',
                       DETAIL = 'It can log in, has special attributes, or members or ADMIN OPTION that a non-superuser granted; the extension''s grants would reach them.',
-                      HINT = format('Drop the role (DROP ROLE %I) and run CREATE EXTENSION again, or have a superuser make it safe.', role_name);
+                      HINT = pg_catalog.format('Drop the role (DROP ROLE %I) and run CREATE EXTENSION again, or have a superuser make it safe.', role_name);
         END IF;
     END LOOP;
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'tlbf_user') THEN
@@ -76,10 +76,10 @@ CREATE FUNCTION tlbf_shared_rebuild(name text, query text)
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- VOLATILE: the answers change as other sessions add keys.
-CREATE FUNCTION tlbf_shared_add(name text, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_shared_add(name text, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION tlbf_shared_contains(name text, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_shared_contains(name text, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 CREATE FUNCTION tlbf_shared_get(name text)

@@ -63,7 +63,7 @@ ALTER FUNCTION tlbf_info(tlbf, timestamptz) STABLE;
 
 -- Beyond yes and no: when a key was last added, and how likely a "yes" is
 -- true (docs/inference.md).  IMMUTABLE: they read only their arguments.
-CREATE FUNCTION tlbf_last_seen(f tlbf, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_last_seen(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS tstzrange
     AS 'MODULE_PATHNAME', 'tlbf_last_seen_range' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -71,7 +71,7 @@ COMMENT ON FUNCTION tlbf_last_seen(tlbf, "any", timestamptz) IS
     'the interval in which item was last added; NULL if the filter says it was not added within the span before at';
 
 -- Not STRICT: a NULL within means the span.
-CREATE FUNCTION tlbf_probability(f tlbf, item "any", at timestamptz DEFAULT now(),
+CREATE FUNCTION tlbf_probability(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now(),
                                  within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
     RETURNS float8
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -80,10 +80,10 @@ COMMENT ON FUNCTION tlbf_probability(tlbf, "any", timestamptz, interval, float8)
     'the probability that item was added within within (default: the span) before at, given the bits read and the prior';
 
 -- VOLATILE: the answers change as other sessions add keys.
-CREATE FUNCTION tlbf_shared_last_seen(name text, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_shared_last_seen(name text, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS tstzrange
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-CREATE FUNCTION tlbf_shared_probability(name text, item "any", at timestamptz DEFAULT now(),
+CREATE FUNCTION tlbf_shared_probability(name text, item "any", at timestamptz DEFAULT pg_catalog.now(),
                                         within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
     RETURNS float8
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
@@ -108,7 +108,7 @@ COMMENT ON FUNCTION tlbf_reject_recent() IS
 -- line).  A one-line summary, and casts to and from bytea for the bytes.
 
 -- STABLE: it writes the newest time in the session's TimeZone.
-CREATE FUNCTION tlbf_summary(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_summary(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS text
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
@@ -128,5 +128,5 @@ COMMENT ON FUNCTION tlbf_to_bytea(tlbf) IS
 COMMENT ON FUNCTION tlbf_from_bytea(bytea) IS
     'a value from its bytes, checked as binary input checks them (CAST (b AS tlbf))';
 
-CREATE CAST (tlbf AS bytea) WITH FUNCTION tlbf_to_bytea(tlbf);
-CREATE CAST (bytea AS tlbf) WITH FUNCTION tlbf_from_bytea(bytea);
+CREATE CAST (tlbf AS bytea) WITH FUNCTION @extschema@.tlbf_to_bytea(tlbf);
+CREATE CAST (bytea AS tlbf) WITH FUNCTION @extschema@.tlbf_from_bytea(bytea);

@@ -21,10 +21,10 @@ CREATE FUNCTION tlbf_send(tlbf) RETURNS bytea
 
 -- ALIGNMENT double: the value's bit arrays are 64-bit words read in place.
 CREATE TYPE tlbf (
-    INPUT = tlbf_in,
-    OUTPUT = tlbf_out,
-    RECEIVE = tlbf_recv,
-    SEND = tlbf_send,
+    INPUT = @extschema@.tlbf_in,
+    OUTPUT = @extschema@.tlbf_out,
+    RECEIVE = @extschema@.tlbf_recv,
+    SEND = @extschema@.tlbf_send,
     INTERNALLENGTH = VARIABLE,
     ALIGNMENT = double,
     STORAGE = extended
@@ -46,14 +46,14 @@ COMMENT ON FUNCTION tlbf_create(interval, float8, bigint, int, int) IS
     'an empty filter that remembers keys for span; capacity is a first guess of keys per span';
 
 -- Not STRICT: a NULL item or time returns the filter unchanged.
-CREATE FUNCTION tlbf_add(f tlbf, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_add(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS tlbf
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION tlbf_add(tlbf, "any", timestamptz) IS
     'a copy of the filter that also holds item, seen at time at';
 
-CREATE FUNCTION tlbf_contains(f tlbf, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_contains(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -78,10 +78,10 @@ COMMENT ON FUNCTION tlbf_contains_now(tlbf, "any") IS
 CREATE OPERATOR @> (
     LEFTARG = tlbf,
     RIGHTARG = "any",
-    FUNCTION = tlbf_contains_now
+    FUNCTION = @extschema@.tlbf_contains_now
 );
 
-CREATE FUNCTION tlbf_retire(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_retire(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS tlbf
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -89,7 +89,7 @@ COMMENT ON FUNCTION tlbf_retire(tlbf, timestamptz) IS
     'the filter without its slices expired at at; answers from at on are unchanged';
 
 -- STABLE: its times follow TimeZone, its numbers extra_float_digits.
-CREATE FUNCTION tlbf_info(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_info(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS jsonb
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
@@ -108,7 +108,7 @@ COMMENT ON FUNCTION tlbf_union(tlbf, tlbf) IS
 CREATE OPERATOR || (
     LEFTARG = tlbf,
     RIGHTARG = tlbf,
-    FUNCTION = tlbf_union
+    FUNCTION = @extschema@.tlbf_union
 );
 
 -- The aggregates' support functions.  The transition functions are not
@@ -138,26 +138,26 @@ CREATE FUNCTION tlbf_agg_deserialize(bytea, internal)
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE AGGREGATE tlbf_agg(item "any", at timestamptz, span interval) (
-    SFUNC = tlbf_agg_trans,
+    SFUNC = @extschema@.tlbf_agg_trans,
     STYPE = internal,
     SSPACE = 16384,
-    FINALFUNC = tlbf_agg_final,
+    FINALFUNC = @extschema@.tlbf_agg_final,
     FINALFUNC_MODIFY = READ_ONLY,
-    COMBINEFUNC = tlbf_agg_combine,
-    SERIALFUNC = tlbf_agg_serialize,
-    DESERIALFUNC = tlbf_agg_deserialize,
+    COMBINEFUNC = @extschema@.tlbf_agg_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_deserialize,
     PARALLEL = SAFE
 );
 
 CREATE AGGREGATE tlbf_agg(item "any", at timestamptz, span interval, error_rate float8) (
-    SFUNC = tlbf_agg_trans,
+    SFUNC = @extschema@.tlbf_agg_trans,
     STYPE = internal,
     SSPACE = 16384,
-    FINALFUNC = tlbf_agg_final,
+    FINALFUNC = @extschema@.tlbf_agg_final,
     FINALFUNC_MODIFY = READ_ONLY,
-    COMBINEFUNC = tlbf_agg_combine,
-    SERIALFUNC = tlbf_agg_serialize,
-    DESERIALFUNC = tlbf_agg_deserialize,
+    COMBINEFUNC = @extschema@.tlbf_agg_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_deserialize,
     PARALLEL = SAFE
 );
 
@@ -167,14 +167,14 @@ COMMENT ON AGGREGATE tlbf_agg("any", timestamptz, interval, float8) IS
     'a filter holding every item, seen at its time, for span, at error_rate';
 
 CREATE AGGREGATE tlbf_union_agg(tlbf) (
-    SFUNC = tlbf_union_agg_trans,
+    SFUNC = @extschema@.tlbf_union_agg_trans,
     STYPE = internal,
     SSPACE = 16384,
-    FINALFUNC = tlbf_agg_final,
+    FINALFUNC = @extschema@.tlbf_agg_final,
     FINALFUNC_MODIFY = READ_ONLY,
-    COMBINEFUNC = tlbf_agg_combine,
-    SERIALFUNC = tlbf_agg_serialize,
-    DESERIALFUNC = tlbf_agg_deserialize,
+    COMBINEFUNC = @extschema@.tlbf_agg_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_deserialize,
     PARALLEL = SAFE
 );
 
@@ -184,7 +184,7 @@ COMMENT ON AGGREGATE tlbf_union_agg(tlbf) IS
 
 -- Retiring stale slices of stored filters, by a background worker or by hand (1.2).
 
-CREATE FUNCTION tlbf_retirable(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_retirable(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -301,7 +301,7 @@ BEGIN
             RAISE EXCEPTION 'role "%" already exists and was not made by the tlbf extension', role_name
                 USING ERRCODE = 'duplicate_object',
                       DETAIL = 'It can log in, has special attributes, or members or ADMIN OPTION that a non-superuser granted; the extension''s grants would reach them.',
-                      HINT = format('Drop the role (DROP ROLE %I) and run CREATE EXTENSION again, or have a superuser make it safe.', role_name);
+                      HINT = pg_catalog.format('Drop the role (DROP ROLE %I) and run CREATE EXTENSION again, or have a superuser make it safe.', role_name);
         END IF;
     END LOOP;
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'tlbf_user') THEN
@@ -350,10 +350,10 @@ CREATE FUNCTION tlbf_shared_rebuild(name text, query text)
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- VOLATILE: the answers change as other sessions add keys.
-CREATE FUNCTION tlbf_shared_add(name text, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_shared_add(name text, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION tlbf_shared_contains(name text, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_shared_contains(name text, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 CREATE FUNCTION tlbf_shared_get(name text)
@@ -438,7 +438,7 @@ COMMENT ON VIEW tlbf_maintenance_status IS
 
 -- Beyond yes and no: when a key was last added, and how likely a "yes" is
 -- true (docs/inference.md).  IMMUTABLE: they read only their arguments.
-CREATE FUNCTION tlbf_last_seen(f tlbf, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_last_seen(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS tstzrange
     AS 'MODULE_PATHNAME', 'tlbf_last_seen_range' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -446,7 +446,7 @@ COMMENT ON FUNCTION tlbf_last_seen(tlbf, "any", timestamptz) IS
     'the interval in which item was last added; NULL if the filter says it was not added within the span before at';
 
 -- Not STRICT: a NULL within means the span.
-CREATE FUNCTION tlbf_probability(f tlbf, item "any", at timestamptz DEFAULT now(),
+CREATE FUNCTION tlbf_probability(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now(),
                                  within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
     RETURNS float8
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -455,10 +455,10 @@ COMMENT ON FUNCTION tlbf_probability(tlbf, "any", timestamptz, interval, float8)
     'the probability that item was added within within (default: the span) before at, given the bits read and the prior';
 
 -- VOLATILE: the answers change as other sessions add keys.
-CREATE FUNCTION tlbf_shared_last_seen(name text, item "any", at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_shared_last_seen(name text, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS tstzrange
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-CREATE FUNCTION tlbf_shared_probability(name text, item "any", at timestamptz DEFAULT now(),
+CREATE FUNCTION tlbf_shared_probability(name text, item "any", at timestamptz DEFAULT pg_catalog.now(),
                                         within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
     RETURNS float8
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
@@ -481,7 +481,7 @@ GRANT EXECUTE ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz),
 -- line).  A one-line summary, and casts to and from bytea for the bytes.
 
 -- STABLE: it writes the newest time in the session's TimeZone.
-CREATE FUNCTION tlbf_summary(f tlbf, at timestamptz DEFAULT now())
+CREATE FUNCTION tlbf_summary(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     RETURNS text
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
@@ -501,5 +501,5 @@ COMMENT ON FUNCTION tlbf_to_bytea(tlbf) IS
 COMMENT ON FUNCTION tlbf_from_bytea(bytea) IS
     'a value from its bytes, checked as binary input checks them (CAST (b AS tlbf))';
 
-CREATE CAST (tlbf AS bytea) WITH FUNCTION tlbf_to_bytea(tlbf);
-CREATE CAST (bytea AS tlbf) WITH FUNCTION tlbf_from_bytea(bytea);
+CREATE CAST (tlbf AS bytea) WITH FUNCTION @extschema@.tlbf_to_bytea(tlbf);
+CREATE CAST (bytea AS tlbf) WITH FUNCTION @extschema@.tlbf_from_bytea(bytea);
