@@ -35,6 +35,7 @@
 #include "background.h"
 
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -203,30 +204,61 @@ should_leave(void)
 
 /*
  * The database's and role's own settings (ALTER DATABASE ... SET, which a
- * database owner may run) must not change what a worker does: a read-only
- * default or a timeout would make saves fail, and replica mode would keep
- * triggers from firing.  As autovacuum does, override them.  (A setting a
- * server version lacks is skipped.)
+ * database owner may run) must not change what a worker does.  As
+ * autovacuum does, the worker overrides every one that would, at a
+ * priority no later SET (a table owner's trigger included) can undo:
+ *
+ * - how errors end: exit_on_error would turn one table's error into the
+ *	 end of the worker, and of every later table's pass;
+ * - who runs: session_authorization and role (the bootstrap superuser;
+ *	 tables are written as their owners, see tlbf_become);
+ * - how statements resolve and parse: search_path, transform_null_equals,
+ *	 standard_conforming_strings;
+ * - what transactions may do and how long they may take: read-only and
+ *	 isolation defaults, every timeout, synchronous_commit;
+ * - which triggers and policies apply: session_replication_role (replica
+ *	 mode skips a table owner's triggers), row_security;
+ * - whether a statement starts parallel workers, which would take the
+ *	 slots other work needs.
+ *
+ * DateStyle, IntervalStyle and TimeZone are left alone: the worker's own
+ * statements pass every value as a parameter and never turn one into text
+ * or text into one.  A setting a server version lacks is skipped.
  */
 static void
 override_database_settings(void)
 {
 	static const char *const settings[][2] = {
+		{"exit_on_error", "off"},
+		{"role", "none"},
+		{"search_path", TLBF_SAFE_SEARCH_PATH},
+		{"transform_null_equals", "off"},
+		{"standard_conforming_strings", "on"},
 		{"default_transaction_read_only", "off"},
 		{"default_transaction_isolation", "read committed"},
+		{"default_transaction_deferrable", "off"},
 		{"statement_timeout", "0"},
 		{"lock_timeout", "0"},
 		{"idle_in_transaction_session_timeout", "0"},
+		{"idle_session_timeout", "0"},
 		{"transaction_timeout", "0"},
-		{"session_replication_role", "origin"},
 		{"synchronous_commit", "local"},
-		{"role", "none"},
-		{"search_path", TLBF_SAFE_SEARCH_PATH},
+		{"session_replication_role", "origin"},
+		{"row_security", "on"},
+		{"max_parallel_workers_per_gather", "0"},
+		{"force_parallel_mode", "off"},
+		{"debug_parallel_query", "off"},
 	};
 
+	/* the role name is looked up in the catalog: a transaction is needed */
+	StartTransactionCommand();
+	(void) set_config_option("session_authorization",
+							 GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false),
+							 PGC_SUSET, PGC_S_OVERRIDE, GUC_ACTION_SET, true, ERROR, false);
 	for (int i = 0; i < lengthof(settings); i++)
 		(void) set_config_option(settings[i][0], settings[i][1], PGC_SUSET,
 								 PGC_S_OVERRIDE, GUC_ACTION_SET, true, DEBUG1, false);
+	CommitTransactionCommand();
 }
 
 /* Connect to the database in 'arg' and lock it, or exit quietly. */
