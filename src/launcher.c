@@ -70,6 +70,9 @@ typedef struct DatabaseSchedule
 static List *schedules = NIL;
 static TimestampTz last_no_slot_report = 0;
 
+/* The tlbf.naptime the timetables were made with. */
+static int	scheduled_naptime = 0;
+
 void
 tlbf_register_launcher(void)
 {
@@ -294,6 +297,27 @@ after_ms(TimestampTz t, int ms)
 }
 
 /*
+ * tlbf.naptime was reloaded: a pass planned with the old naptime comes no
+ * later than the new one from now (as autovacuum's launcher rebuilds its
+ * schedule), so that lowering it takes effect at once.
+ */
+static void
+follow_naptime(TimestampTz now)
+{
+	ListCell   *cell;
+
+	if (tlbf_naptime == scheduled_naptime)
+		return;
+	foreach(cell, schedules)
+	{
+		DatabaseSchedule *s = lfirst(cell);
+
+		s->next_pass = Min(s->next_pass, after_ms(now, tlbf_naptime * 1000));
+	}
+	scheduled_naptime = tlbf_naptime;
+}
+
+/*
  * One round: free the filters of dropped databases, start what is due.
  * Returns when the next thing is due.
  */
@@ -316,6 +340,7 @@ run_round(void)
 
 	now = GetCurrentTimestamp();
 	wake = after_ms(now, naptime_ms);
+	follow_naptime(now);
 	foreach(cell, open)
 	{
 		DatabaseSchedule *s = schedule_of(lfirst_oid(cell), now);

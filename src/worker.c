@@ -338,12 +338,27 @@ database_has_shared_filters(void)
 	return list_member_oid(tlbf_directory_databases(), MyDatabaseId);
 }
 
+/*
+ * A setting that times the loop was reloaded: what was planned with the
+ * old value comes no later than the new value from now.
+ */
+static void
+follow_interval(int seconds, int *planned_with, TimestampTz now, TimestampTz *next)
+{
+	if (seconds == *planned_with)
+		return;
+	*next = Min(*next, TimestampTzPlusMilliseconds(now, seconds * 1000L));
+	*planned_with = seconds;
+}
+
 void
 tlbf_snapshots_main(Datum arg)
 {
 	MemoryContext round;
 	TimestampTz next_save;
 	TimestampTz next_retire;
+	int			save_interval = tlbf_snapshot_interval;
+	int			retire_interval = tlbf_naptime;
 
 	start_in_database(arg, SNAPSHOT_NAME);
 	round = AllocSetContextCreate(TopMemoryContext, "tlbf snapshots round",
@@ -357,6 +372,8 @@ tlbf_snapshots_main(Datum arg)
 		TimestampTz now = GetCurrentTimestamp();
 		long		sleep_ms;
 
+		follow_interval(tlbf_snapshot_interval, &save_interval, now, &next_save);
+		follow_interval(tlbf_naptime, &retire_interval, now, &next_retire);
 		if (now >= next_save)
 		{
 			save_shared_filters(round);
