@@ -321,7 +321,8 @@ CREATE TABLE tlbf_shared_filters (
     name text PRIMARY KEY,
     filter tlbf NOT NULL,
     region_bytes bigint NOT NULL,
-    saved_at timestamptz NOT NULL
+    saved_at timestamptz NOT NULL,
+    database_oid oid
 );
 
 COMMENT ON TABLE tlbf_shared_filters IS
@@ -336,6 +337,26 @@ GRANT SELECT ON tlbf_shared_filters TO tlbf_admin;
 -- longer than writing them (a crash loses one snapshot interval plus one
 -- save).
 ALTER TABLE tlbf_shared_filters ALTER COLUMN filter SET STORAGE EXTERNAL;
+-- Loading a saved filter takes a share of the cluster's shared memory,
+-- which only tlbf_admin may give.  So a row is loaded only in the database
+-- that wrote it: every row written is stamped with that database (a
+-- restore's rows where they are restored), and a copy of a database (CREATE
+-- DATABASE ... TEMPLATE) keeps its template's stamps until a member of
+-- tlbf_admin adopts its filters (tlbf_shared_adopt).
+COMMENT ON COLUMN tlbf_shared_filters.database_oid IS
+    'the database that wrote the row: its filter is loaded only there (see tlbf_shared_adopt)';
+CREATE FUNCTION tlbf_shared_filters_stamp() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    NEW.database_oid := (SELECT d.oid FROM pg_catalog.pg_database d
+                         WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());
+    RETURN NEW;
+END $$;
+REVOKE EXECUTE ON FUNCTION tlbf_shared_filters_stamp() FROM PUBLIC;
+CREATE TRIGGER stamp_database BEFORE INSERT OR UPDATE ON tlbf_shared_filters
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.tlbf_shared_filters_stamp();
+-- whatever session_replication_role the writer runs with
+ALTER TABLE tlbf_shared_filters ENABLE ALWAYS TRIGGER stamp_database;
 
 CREATE FUNCTION tlbf_shared_create(name text, span interval,
                                    error_rate float8 DEFAULT 0.01,
@@ -474,6 +495,18 @@ REVOKE EXECUTE ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz),
 GRANT EXECUTE ON FUNCTION tlbf_shared_last_seen(text, "any", timestamptz),
                           tlbf_shared_probability(text, "any", timestamptz, interval, float8)
     TO tlbf_user;
+
+-- Copies of a database (1.4): a member of tlbf_admin makes the saved filters
+-- a copy carries its own (see database_oid above).
+CREATE FUNCTION tlbf_shared_adopt()
+    RETURNS bigint
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION tlbf_shared_adopt() IS
+    'in a copy of a database: make the saved shared filters it copied its own, loaded on their next use (tlbf_admin)';
+
+REVOKE EXECUTE ON FUNCTION tlbf_shared_adopt() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_adopt() TO tlbf_admin;
 
 
 -- Reading values (1.4): a value's text is its bytes in base64, which dump,

@@ -713,7 +713,9 @@ tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
 		slot = free_slot();
 		if (slot >= 0 && region >= VARSIZE(filter) && region <= tlbf_directory_max_region())
 			offset = free_region(region);
-		if (offset < 0)
+		if (slot < 0)
+			result = INSTALL_NO_SLOT;
+		else if (offset < 0)
 			result = INSTALL_NO_ROOM;
 		else
 		{

@@ -36,7 +36,8 @@ typedef enum InstallResult
 {
 	INSTALL_DONE,
 	INSTALL_NAME_TAKEN,			/* shared memory has (or is creating) it */
-	INSTALL_NO_ROOM,
+	INSTALL_NO_SLOT,			/* every slot is taken */
+	INSTALL_NO_ROOM,			/* no free region of its size in the pool */
 	INSTALL_STALE				/* a filter was dropped since the caller looked */
 } InstallResult;
 

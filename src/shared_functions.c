@@ -2,7 +2,7 @@
  *
  * shared_functions.c
  *	  The SQL functions of named filters in shared memory: create, drop,
- *	  add (an atomic test-and-add), contains, get, list and rebuild.
+ *	  adopt, add (an atomic test-and-add), contains, get, list and rebuild.
  *
  * Every function first makes sure the library was preloaded.  Items are
  * hashed before a filter's lock is taken: nothing but the filter is
@@ -25,6 +25,7 @@
 
 PG_FUNCTION_INFO_V1(tlbf_shared_create);
 PG_FUNCTION_INFO_V1(tlbf_shared_drop);
+PG_FUNCTION_INFO_V1(tlbf_shared_adopt);
 PG_FUNCTION_INFO_V1(tlbf_shared_add);
 PG_FUNCTION_INFO_V1(tlbf_shared_contains);
 PG_FUNCTION_INFO_V1(tlbf_shared_get);
@@ -86,6 +87,18 @@ tlbf_shared_drop(PG_FUNCTION_ARGS)
 	PreventCommandDuringRecovery("tlbf_shared_drop()");
 	tlbf_store_drop(name);
 	PG_RETURN_VOID();
+}
+
+/*
+ * tlbf_shared_adopt(): in a copy of a database, the saved filters it
+ * copied become its own, loaded on their next use.  Returns how many.
+ */
+Datum
+tlbf_shared_adopt(PG_FUNCTION_ARGS)
+{
+	tlbf_directory_require();
+	PreventCommandDuringRecovery("tlbf_shared_adopt()");
+	PG_RETURN_INT64(tlbf_store_adopt());
 }
 
 /*
@@ -293,7 +306,8 @@ tlbf_shared_list(PG_FUNCTION_ARGS)
 		}
 		return (Datum) 0;
 	}
-	tlbf_store_load();			/* e.g. after pg_restore */
+	/* e.g. after pg_restore; ERROR for a filter that cannot be loaded */
+	tlbf_store_load();
 	foreach(cell, tlbf_directory_names())
 	{
 		SharedFilterRef ref;

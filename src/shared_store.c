@@ -21,6 +21,17 @@
  * bring the dropped filter back.  A drop that commits while the load
  * reads is caught by the directory (INSTALL_STALE) and the load retried.
  *
+ * Loading fills the cluster's shared pool, which only members of
+ * tlbf_admin (and superusers) may do.  So a row is loaded only if it was
+ * written in this database: every row written is stamped with the
+ * database it was written in (a trigger sets database_oid), and a copy of
+ * a database (CREATE DATABASE ... TEMPLATE) carries rows stamped with
+ * another database's OID until a member of tlbf_admin adopts them
+ * (tlbf_store_adopt).  A restore writes its rows, which are stamped where
+ * they are restored.  A row that is not loaded, for that reason or for
+ * want of room, makes every use of its name fail with one error that says
+ * why and what to do (report_unloaded).
+ *
  * The table is untrusted input.  Only the extension's functions write it
  * (as its owner; no role is granted INSERT, UPDATE or DELETE), but a
  * superuser or a restored dump can put anything in it: every field of
@@ -41,6 +52,7 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -55,6 +67,7 @@
 #define SNAPSHOT_NAME		1
 #define SNAPSHOT_FILTER		2
 #define SNAPSHOT_REGION		3
+#define SNAPSHOT_DATABASE	5	/* since 1.4: the database that wrote it */
 
 /* The advisory lock tag of a name: tlbf's own key, apart from users' keys. */
 #define NAME_LOCK_KEY		0x74626c66	/* "tlbf" */
@@ -64,6 +77,23 @@
 #define LOAD_ATTEMPTS		10
 
 static object_access_hook_type previous_object_access_hook = NULL;
+
+/* Why a saved filter of this database is not in shared memory. */
+typedef enum UnloadedWhy
+{
+	UNLOADED_NOT_ADOPTED,		/* its row was written by another database */
+	UNLOADED_OLD_TABLE,			/* the table predates 1.4: rows are unstamped */
+	UNLOADED_NO_SLOT,			/* tlbf.max_shared_filters are taken */
+	UNLOADED_NO_ROOM			/* tlbf.shared_memory has no room for it */
+} UnloadedWhy;
+
+typedef struct Unloaded
+{
+	char		name[NAMEDATALEN];
+	UnloadedWhy why;
+	Oid			written_by;		/* NOT_ADOPTED: the database its row names */
+	Size		region;			/* NO_ROOM: the bytes it needs */
+} Unloaded;
 
 /*
  * Lock a filter name of this database to the end of the transaction:
@@ -98,9 +128,12 @@ column_is(TupleDesc desc, AttrNumber attnum, Oid type)
 	return !column->attisdropped && column->atttypid == type;
 }
 
-/* The snapshot table, opened for reading, or NULL if it is not usable. */
+/*
+ * The snapshot table, opened for reading, or NULL if it is not usable;
+ * *stamped tells whether its rows name the database that wrote them.
+ */
 static Relation
-open_snapshot_table(void)
+open_snapshot_table(bool *stamped)
 {
 	Oid			relid = tlbf_extension_table("tlbf_shared_filters");
 	Relation	rel;
@@ -123,21 +156,64 @@ open_snapshot_table(void)
 		table_close(rel, AccessShareLock);
 		return NULL;
 	}
+	*stamped = desc->natts >= SNAPSHOT_DATABASE && column_is(desc, SNAPSHOT_DATABASE, OIDOID);
 	return rel;
+}
+
+static Unloaded *
+unloaded(const char *name, UnloadedWhy why, Oid written_by, Size region)
+{
+	Unloaded   *u = palloc0(sizeof(Unloaded));
+
+	strlcpy(u->name, name, NAMEDATALEN);
+	u->why = why;
+	u->written_by = written_by;
+	u->region = region;
+	return u;
+}
+
+/*
+ * Was this row written in this database?  If not, *why says why it is not
+ * loaded, and *written_by which database wrote it.
+ */
+static bool
+written_here(HeapTuple tuple, TupleDesc desc, bool stamped, UnloadedWhy *why,
+			 Oid *written_by)
+{
+	bool		isnull;
+	Datum		database;
+
+	*written_by = InvalidOid;
+	if (!stamped)
+	{
+		*why = UNLOADED_OLD_TABLE;
+		return false;
+	}
+	database = heap_getattr(tuple, SNAPSHOT_DATABASE, desc, &isnull);
+	if (!isnull)
+		*written_by = DatumGetObjectId(database);
+	*why = UNLOADED_NOT_ADOPTED;
+	return *written_by == MyDatabaseId;
 }
 
 /*
  * Read one row: true with its fields, checked and copied, in *saved; false
- * after a WARNING if any field is bad.
+ * after a WARNING if any field is bad, or if it is to be left alone.  With
+ * 'unloaded' (loading into this server's pool), a row another database
+ * wrote is left alone and added to *unloaded; and with 'skip_held' so is
+ * one whose filter shared memory holds.
  */
 static bool
-read_row(HeapTuple tuple, TupleDesc desc, bool skip_held, SavedFilter *saved)
+read_row(HeapTuple tuple, TupleDesc desc, bool stamped, bool skip_held,
+		 List **unloaded_rows, SavedFilter *saved)
 {
 	bool		isnull;
 	Datum		name = heap_getattr(tuple, SNAPSHOT_NAME, desc, &isnull);
 	Datum		value;
 	Datum		region;
 	TlbfProblem problem;
+	UnloadedWhy why;
+	Oid			written_by;
 
 	if (isnull)
 	{
@@ -155,6 +231,11 @@ read_row(HeapTuple tuple, TupleDesc desc, bool skip_held, SavedFilter *saved)
 	/* a filter shared memory has would not be loaded: leave its bytes */
 	if (skip_held && tlbf_directory_holds(saved->name))
 		return false;
+	if (unloaded_rows != NULL && !written_here(tuple, desc, stamped, &why, &written_by))
+	{
+		*unloaded_rows = lappend(*unloaded_rows, unloaded(saved->name, why, written_by, 0));
+		return false;
+	}
 	value = heap_getattr(tuple, SNAPSHOT_FILTER, desc, &isnull);
 	if (isnull)
 	{
@@ -183,12 +264,14 @@ read_row(HeapTuple tuple, TupleDesc desc, bool skip_held, SavedFilter *saved)
 /*
  * This database's saved filters whose rows pass every check, read with
  * 'snapshot' (NULL: a fresh catalog snapshot); those shared memory holds
- * already are left out if 'skip_held'.
+ * already are left out if 'skip_held'.  With 'unloaded_rows', only rows
+ * written in this database are returned, and the others are added there.
  */
 static List *
-read_saved(Snapshot snapshot, bool skip_held)
+read_saved(Snapshot snapshot, bool skip_held, List **unloaded_rows)
 {
-	Relation	rel = open_snapshot_table();
+	bool		stamped;
+	Relation	rel = open_snapshot_table(&stamped);
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	List	   *saved = NIL;
@@ -200,7 +283,7 @@ read_saved(Snapshot snapshot, bool skip_held)
 	{
 		SavedFilter *row = palloc(sizeof(SavedFilter));
 
-		if (read_row(tuple, RelationGetDescr(rel), skip_held, row))
+		if (read_row(tuple, RelationGetDescr(rel), stamped, skip_held, unloaded_rows, row))
 			saved = lappend(saved, row);
 	}
 	systable_endscan(scan);
@@ -211,14 +294,16 @@ read_saved(Snapshot snapshot, bool skip_held)
 /*
  * Load this database's saved filters that shared memory does not hold:
  * after a restart, or after pg_restore.  A filter of the same name in
- * shared memory wins (it is newer).  Filters that do not fit are reported
- * and left out.
+ * shared memory wins (it is newer).  Returns those that were not loaded,
+ * and why.
  */
-void
-tlbf_store_load(void)
+static List *
+load_saved(void)
 {
+	List	   *not_loaded = NIL;
+
 	if (RecoveryInProgress())
-		return;
+		return NIL;
 	for (int attempt = 0; attempt < LOAD_ATTEMPTS; attempt++)
 	{
 		uint64		drops = tlbf_directory_drops();
@@ -226,9 +311,10 @@ tlbf_store_load(void)
 		ListCell   *cell;
 		bool		stale = false;
 
+		not_loaded = NIL;
 		/* a snapshot taken now, whatever the transaction's isolation */
 		InvalidateCatalogSnapshot();
-		saved = read_saved(NULL, true);
+		saved = read_saved(NULL, true, &not_loaded);
 		foreach(cell, saved)
 		{
 			SavedFilter *row = lfirst(cell);
@@ -238,11 +324,13 @@ tlbf_store_load(void)
 				case INSTALL_DONE:
 				case INSTALL_NAME_TAKEN:
 					break;
+				case INSTALL_NO_SLOT:
+					not_loaded = lappend(not_loaded,
+										 unloaded(row->name, UNLOADED_NO_SLOT, InvalidOid, row->region));
+					break;
 				case INSTALL_NO_ROOM:
-					ereport(WARNING,
-							(errcode(ERRCODE_OUT_OF_MEMORY),
-							 errmsg("no room to load shared tlbf filter \"%s\"", row->name),
-							 errhint("Raise tlbf.shared_memory or tlbf.max_shared_filters and restart the server.")));
+					not_loaded = lappend(not_loaded,
+										 unloaded(row->name, UNLOADED_NO_ROOM, InvalidOid, row->region));
 					break;
 				case INSTALL_STALE:
 					stale = true;
@@ -252,8 +340,80 @@ tlbf_store_load(void)
 				break;
 		}
 		if (!stale)
-			return;
+			break;
 	}
+	return not_loaded;
+}
+
+/* Why filter 'name' is not loaded, or NULL if it is not among them. */
+static const Unloaded *
+unloaded_named(const List *not_loaded, const char *name)
+{
+	ListCell   *cell;
+
+	foreach(cell, not_loaded)
+	{
+		const Unloaded *u = lfirst(cell);
+
+		if (strcmp(u->name, name) == 0)
+			return u;
+	}
+	return NULL;
+}
+
+/* Every use of a filter that could not be loaded fails with this error. */
+static void
+report_unloaded(const Unloaded *u)
+{
+	char	   *writer = OidIsValid(u->written_by) ? get_database_name(u->written_by) : NULL;
+
+	switch (u->why)
+	{
+		case UNLOADED_NOT_ADOPTED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("shared tlbf filter \"%s\" was saved by another database and is not loaded", u->name),
+					 writer ?
+					 errdetail("Its saved copy was written by database \"%s\", of which this database is a copy (CREATE DATABASE ... TEMPLATE, or a restore with triggers disabled).", writer) :
+					 errdetail("Its saved copy was written by a database (OID %u) of which this database is a copy (CREATE DATABASE ... TEMPLATE, or a restore with triggers disabled).", u->written_by),
+					 errhint("A member of tlbf_admin makes this database's saved filters its own with SELECT tlbf_shared_adopt(), or drops this one with tlbf_shared_drop().")));
+			break;
+		case UNLOADED_OLD_TABLE:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("shared tlbf filter \"%s\" is not loaded: the extension in this database predates version 1.4", u->name),
+					 errhint("Update it: ALTER EXTENSION tlbf UPDATE.")));
+			break;
+		case UNLOADED_NO_SLOT:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("no free slot to load shared tlbf filter \"%s\"", u->name),
+					 errdetail("The server holds at most %d shared filters (tlbf.max_shared_filters), of all databases together, and holds that many.",
+							   tlbf_max_shared_filters),
+					 errhint("Raise tlbf.max_shared_filters and restart the server, or drop filters that are not needed with tlbf_shared_drop().")));
+			break;
+		case UNLOADED_NO_ROOM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("not enough shared memory to load shared tlbf filter \"%s\"", u->name),
+					 errdetail("It needs %zu bytes; the free space of tlbf.shared_memory (%d bytes, for all databases together) is smaller or split.",
+							   u->region, tlbf_shared_memory),
+					 errhint("Raise tlbf.shared_memory and restart the server, or drop filters that are not needed with tlbf_shared_drop().")));
+			break;
+	}
+}
+
+/*
+ * Load this database's saved filters that shared memory does not hold;
+ * ERROR for the first one that could not be loaded, saying why.
+ */
+void
+tlbf_store_load(void)
+{
+	List	   *not_loaded = load_saved();
+
+	if (not_loaded != NIL)
+		report_unloaded(linitial(not_loaded));
 }
 
 /*
@@ -263,9 +423,13 @@ tlbf_store_load(void)
 void
 tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
 {
+	const Unloaded *why;
+
 	if (tlbf_directory_open(name, mode, ref))
 		return;
-	tlbf_store_load();
+	why = unloaded_named(load_saved(), name);
+	if (why != NULL)
+		report_unloaded(why);
 	if (!tlbf_directory_open(name, mode, ref))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -317,6 +481,7 @@ tlbf_store_create(const char *name, const TlbfParams *params)
 	Tlbf	   *f;
 	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
 	Datum		values[3];
+	const Unloaded *why;
 
 	if (region > (double) tlbf_directory_max_region())
 		ereport(ERROR,
@@ -326,7 +491,10 @@ tlbf_store_create(const char *name, const TlbfParams *params)
 						   region, tlbf_shared_memory),
 				 errhint("Lower the filter's capacity, or raise tlbf.shared_memory and restart the server.")));
 	lock_name(name, ExclusiveLock, true);
-	tlbf_store_load();
+	/* a saved copy that is not loaded: say why, not "already exists" */
+	why = unloaded_named(load_saved(), name);
+	if (why != NULL)
+		report_unloaded(why);
 
 	f = palloc(sizeof(Tlbf));
 	tlbf_init(f, params);
@@ -344,7 +512,7 @@ tlbf_store_create(const char *name, const TlbfParams *params)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("shared tlbf filter \"%s\" already exists", name),
-				 errdetail("Its saved copy could not be loaded into shared memory."),
+				 errdetail("Its saved copy is invalid (a WARNING said why) and was not loaded."),
 				 errhint("Drop it with tlbf_shared_drop() first.")));
 }
 
@@ -368,6 +536,33 @@ tlbf_store_drop(const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("shared tlbf filter \"%s\" does not exist", name)));
+}
+
+/*
+ * The saved filters of this database that another database wrote (this
+ * one is a copy of it) become this database's own: each is loaded on its
+ * next use, once this transaction has committed.  Returns how many.
+ */
+int64
+tlbf_store_adopt(void)
+{
+	Oid			relid = snapshot_table_or_error();
+	bool		stamped = false;
+	Relation	rel = open_snapshot_table(&stamped);
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(MyDatabaseId)};
+
+	if (rel != NULL)
+		table_close(rel, AccessShareLock);
+	if (!stamped)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the tlbf extension in this database predates version 1.4"),
+				 errhint("Update it: ALTER EXTENSION tlbf UPDATE.")));
+	return (int64) write_snapshots(relid,
+								   "UPDATE %s.tlbf_shared_filters SET database_oid = $1 "
+								   "WHERE database_oid IS NULL OR database_oid OPERATOR(pg_catalog.<>) $1",
+								   1, types, values);
 }
 
 /*
@@ -476,7 +671,8 @@ tlbf_store_retire(TimestampTz now)
 Tlbf *
 tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name)
 {
-	Relation	rel = open_snapshot_table();
+	bool		stamped;
+	Relation	rel = open_snapshot_table(&stamped);
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	Tlbf	   *filter = NULL;
@@ -517,7 +713,7 @@ tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name)
 List *
 tlbf_store_saved_filters(void)
 {
-	return read_saved(GetActiveSnapshot(), false);
+	return read_saved(GetActiveSnapshot(), false, NULL);
 }
 
 /*

@@ -16,6 +16,7 @@ extern void tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *
 extern void tlbf_store_create(const char *name, const TlbfParams *params);
 extern void tlbf_store_drop(const char *name);
 extern void tlbf_store_load(void);
+extern int64 tlbf_store_adopt(void);
 extern int	tlbf_store_save(MemoryContext ack_context, List **acks);
 extern void tlbf_store_acknowledge(List *acks);
 extern void tlbf_store_retire(TimestampTz now);
