@@ -173,6 +173,38 @@ fails_with('other2', 'postgres', q{SELECT tlbf_shared_create('big', '1 hour')}, 
 fails_with('other2', 'postgres', q{SELECT * FROM tlbf_shared_list()}, '53200', $no_room,
 	'tlbf_shared_list');
 
+# A data-only restore with triggers disabled keeps the stamps: a copy.
+$node->safe_psql('postgres', 'CREATE DATABASE data_only');
+$node->safe_psql('data_only', 'CREATE EXTENSION tlbf');
+$node->command_ok([ 'pg_restore', '--data-only', '--disable-triggers', '-t', 'tlbf_shared_filters',
+		'-d', $node->connstr('data_only'), $node->basedir . '/app.dump' ],
+	'a data-only restore of the saved filters, triggers disabled');
+fails_with('data_only', 'postgres', q{SELECT tlbf_shared_contains('clicks', 1)}, '55000',
+	'shared tlbf filter "clicks" was saved by another database', '... is a copy until adopted');
+as('data_only', 'postgres', 'SELECT tlbf_shared_adopt()');
+is(as('data_only', 'postgres', q{SELECT count(*) FROM tlbf_shared_list() WHERE name = 'clicks'}), '1',
+	'... and loads once adopted');
+as('data_only', 'postgres', q{SELECT tlbf_shared_drop('clicks')});
+
+# A database still at 1.3 under the 1.4 library: its saved filters are
+# not loaded (they carry no stamp) until it is updated.
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql('old', q{
+	CREATE EXTENSION tlbf VERSION '1.3';
+	SELECT tlbf_shared_create('logins', '1 hour', capacity => 1000);
+	SELECT tlbf_shared_add('logins', 7);
+});
+ok($node->poll_query_until('old',
+		q{SELECT NOT (info->>'unsaved_changes')::boolean FROM tlbf_shared_list() WHERE name = 'logins'}),
+	'1.3: the filter is saved');
+$node->restart;
+fails_with('old', 'postgres', q{SELECT tlbf_shared_contains('logins', 7)}, '55000',
+	'shared tlbf filter "logins" is not loaded: the extension in this database predates version 1.4',
+	'1.3 after a restart');
+$node->safe_psql('old', 'ALTER EXTENSION tlbf UPDATE');
+is($node->safe_psql('old', q{SELECT tlbf_shared_contains('logins', 7)}), 't',
+	'... and after ALTER EXTENSION tlbf UPDATE it loads, with its keys');
+
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_roles WHERE rolsuper AND rolname = 'owner'}),
 	'0', 'the owner is no superuser');
 $node->stop;
