@@ -43,6 +43,20 @@ sub attempt
 	return ($ret, $out, $err);
 }
 
+# pg_dump of PostgreSQL 16beta2 also dumps the row security policies of
+# the extension's own tables, which the restored extension has made
+# already (fixed in later releases): there a restore ends with that error,
+# after the data (as in 004_dump_restore).
+my $policies_dumped = $node->pg_version =~ /^16beta2$/
+  ? 'pg_dump of PostgreSQL 16beta2 dumps the policies of extension tables' : undef;
+
+sub restore
+{
+	my ($db, $dump, $what) = @_;
+	local $main::TODO = $policies_dumped;
+	$node->command_ok([ 'pg_restore', '-d', $node->connstr($db), $dump ], $what);
+}
+
 sub as
 {
 	my ($db, $user, $sql) = @_;
@@ -134,8 +148,7 @@ ok($node->poll_query_until('postgres', q{
 my $dump = $node->basedir . '/app.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('app') ], 'pg_dump app');
 $node->safe_psql('postgres', 'CREATE DATABASE staging OWNER owner');
-$node->command_ok([ 'pg_restore', '-d', $node->connstr('staging'), $dump ],
-	'pg_restore into staging, in the same cluster');
+restore('staging', $dump, 'pg_restore into staging, in the same cluster');
 my $no_slot = 'no free slot to load shared tlbf filter "clicks"';
 $err = fails_with('staging', 'owner', 'INSERT INTO clicks VALUES (3, 42)', '53400', $no_slot,
 	'the pool has no slot: an insert through the trigger');
@@ -163,7 +176,7 @@ ok($node->poll_query_until('other',
 $dump = $node->basedir . '/other.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('other') ], 'pg_dump other');
 $node->safe_psql('postgres', 'CREATE DATABASE other2');
-$node->command_ok([ 'pg_restore', '-d', $node->connstr('other2'), $dump ], 'pg_restore into other2');
+restore('other2', $dump, 'pg_restore into other2');
 my $no_room = 'not enough shared memory to load shared tlbf filter "big"';
 $err = fails_with('other2', 'postgres', q{SELECT tlbf_shared_contains('big', 1)}, '53200', $no_room,
 	'no room in the pool: tlbf_shared_contains');
