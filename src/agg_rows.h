@@ -64,6 +64,7 @@ typedef struct RowLog
 
 /* Parameters of a filter an aggregate builds (span and error rate given). */
 extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
+extern uint64 tlbf_agg_capacity(uint64 rows, TlbfTime oldest, TlbfTime newest, int64 span);
 
 extern RowStream *row_stream_create(MemoryContext parent, TlbfRowKind kind,
 									uint64 seed);
@@ -143,6 +144,10 @@ row_stream_append(RowStream *stream, const TlbfRow *row, const TlbfRowKey *key)
 				  &stream->coding, row->at);
 	stream->used += tlbf_row_encode((uint8 *) stream->data + stream->used,
 									&stream->coding, row, key);
+	if (stream->data->nrows == 0 || row->at < stream->data->oldest)
+		stream->data->oldest = row->at;
+	if (stream->data->nrows == 0 || row->at > stream->data->newest)
+		stream->data->newest = row->at;
 	stream->data->nrows++;
 }
 

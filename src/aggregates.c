@@ -8,33 +8,38 @@
  * tlbf_agg's result is the filter that adding its rows one by one in time
  * order gives, whatever order the plan delivers them in: a filter's slices
  * follow the order of insertion, so a row added late cannot be put back
- * where it belonged.  The state therefore takes one of three courses:
+ * where it belonged.  And that filter starts sized for the rows
+ * (tlbf_agg_capacity: the keys of one span at their average rate), not
+ * from a guess: slices sized while a filter learns the rate would leave its
+ * first span above its error rate.  Every plan knows how many rows it
+ * builds from and when they start and end, so every plan builds the same
+ * filter.  The state therefore takes one of three courses:
  *
- * DIRECT: rows are added to the filter as they come (in place, growing by
- *	  doubling; each row a few calls late, see add_in_order).  It also keeps
- *	  a log of the rows the filter holds: in work_mem, then in a temporary
- *	  file (in a hashed aggregation, which keeps every group's state at
- *	  once, the groups share work_mem and a log past its share is dropped).
- *	  A row older than the newest one by more than the slack (one planned
+ * DIRECT: rows are logged as they come (in work_mem, then in a temporary
+ *	  file) and the filter is built from the log at the end (it waits).  A
+ *	  row older than the newest one by more than the slack (one planned
  *	  generation, span / l; less late rows are added as they come, at the
- *	  newest time, as a filter does) is a descent.  The first turns the
- *	  log into a run of rows to merge in: a new filter takes the new rows,
- *	  each after the logged rows older than it.  That is exactly the time
- *	  order when the input is two ascending runs, as a heap scan that
- *	  starts in the middle of the table (a synchronized scan) gives.
- * SORTING: after a second descent, rows go to a tuplesort (work_mem, then
- *	  disk) with the logged ones, and are added in time order at the end.
- *	  Without the log, the filter already built is kept and merged with the
- *	  result as a union (tlbf_union: its false positives add up).  A hashed
- *	  aggregation does not sort (a sort per group would not keep to
- *	  work_mem): after a second descent, or one without the log, its rows
- *	  are added as they come.
+ *	  newest time, as a filter does) is a descent.  The first keeps the
+ *	  log so far whole, as one run, and starts a log for the next: at the
+ *	  end the two are merged, which is exactly the time order when the
+ *	  input is two ascending runs, as a heap scan that starts in the middle
+ *	  of the table (a synchronized scan) gives.  In a hashed aggregation,
+ *	  which keeps every group's state at once, the groups share work_mem
+ *	  and a log cannot spill: a group whose log passes its share builds its
+ *	  filter then (sized for its rows so far) and adds later rows as they
+ *	  come, as does a window function, which has no end to wait for.
+ * SORTING: after a second descent, the logged rows and all later ones go
+ *	  to a tuplesort (work_mem, then disk), and are added in time order at
+ *	  the end.  A hashed aggregation does not sort (a sort per group would
+ *	  not keep to work_mem): after a second descent it builds its filter
+ *	  and adds its rows as they come.
  * SENDING: a partial aggregation (parallel workers, partitionwise plans)
- *	  keeps its rows compactly as they come and sends them, not a filter;
- *	  the final aggregation merges every participant's ascending runs and
- *	  adds the rows in time order.  A participant sorts its rows first if
- *	  they come in more than a few runs, and sends a filter built from them
- *	  if they pass TLBF_MAX_SENT_BYTES.
+ *	  keeps its rows compactly as they come and sends them, not a filter,
+ *	  with how many there are and their oldest and newest times; the final
+ *	  aggregation merges every participant's ascending runs and adds the
+ *	  rows in time order.  A participant sorts its rows first if they come
+ *	  in more than a few runs, and sends a filter built from them if they
+ *	  pass TLBF_MAX_SENT_BYTES.
  *
  * With ORDER BY at in the call, PostgreSQL sorts the rows first, and they
  * are added as they come, without a log.  As a window function tlbf_agg
@@ -86,20 +91,23 @@ typedef struct TlbfAggState
 	TlbfParams	params;			/* from the first row */
 	TlbfRowKind row_kind;		/* how keys travel in rows */
 	bool		has_rows;
+	uint64		rows_seen;		/* the rows it adds, and their times */
+	TlbfTime	oldest_seen;
+	TlbfTime	newest_seen;
 	TlbfTime	slack;			/* how late a row may come and be added as
 								 * it comes: one planned generation */
 	TlbfTime	newest_arrived; /* the newest row since the last descent */
 
 	/* AGG_DIRECT */
-	Tlbf	   *growing;		/* NULL until a row comes */
+	bool		waiting;		/* rows are logged, the filter built at the end */
+	Tlbf	   *growing;		/* the filter, once built */
 	TlbfMemory	memory;			/* how it may grow */
 	HeldRows	pending;		/* rows hashed but not yet added */
-	RowLog	   *log;			/* every row 'growing' holds, or NULL */
+	RowLog	   *log;			/* waiting: the rows since the first descent */
+	RowLog	   *first_run;		/* waiting: the rows before it */
 	Size		log_budget;		/* the memory the log may take */
 	uint64		logged;
 	int			descents;		/* rows late by more than the slack */
-	RowLog	   *merge_in;		/* older rows to add before each row */
-	TlbfRow		merge_head;		/* merge_in's next row */
 	bool		cleanup_registered;
 
 	/* AGG_SORTING */
@@ -229,10 +237,10 @@ choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 }
 
 /*
- * The log may take work_mem in memory (less what the run being merged in
- * holds), and spills to a temporary file past it.  In a hashed
- * aggregation, which keeps every group's state at once, the groups share
- * work_mem, and a log that passes its share is dropped.
+ * The log may take work_mem in memory (less what the first run holds), and
+ * spills to a temporary file past it.  In a hashed aggregation, which keeps
+ * every group's state at once, the groups share work_mem, and a log cannot
+ * pass its share.
  */
 static Size
 log_budget(const TlbfAggState *state)
@@ -241,41 +249,30 @@ log_budget(const TlbfAggState *state)
 
 	if (state->shares_work_mem)
 		budget /= Max(state->aggstate->hash_ngroups_current, 1);
-	if (state->merge_in != NULL)
-		budget -= Min(budget, row_log_memory(state->merge_in));
+	if (state->first_run != NULL)
+		budget -= Min(budget, row_log_memory(state->first_run));
 	return budget;
 }
 
 static void
-forget_log(TlbfAggState *state)
+forget_log(RowLog **log)
 {
-	if (state->log != NULL)
-		row_log_free(state->log);
-	state->log = NULL;
+	if (*log != NULL)
+		row_log_free(*log);
+	*log = NULL;
 }
 
 /*
- * The first log keeps integer and short byte keys as such (a few bytes a
- * row when integers count up); a log started after a descent keeps the
- * hashes of the rows it merges in, whose keys are gone.
+ * A log keeps integer and short byte keys as such (a few bytes a row when
+ * integers count up).
  */
 static void
 start_log(TlbfAggState *state, MemoryContext context)
 {
-	state->log = row_log_create(context, !state->shares_work_mem,
-								state->descents == 0 ? state->row_kind : TLBF_ROWS_HASHES,
+	state->log = row_log_create(context, !state->shares_work_mem, state->row_kind,
 								state->params.seed);
 	state->log_budget = log_budget(state);
 	state->logged = 0;
-}
-
-static void
-log_row(TlbfAggState *state, const TlbfRow *row, const TlbfRowKey *key)
-{
-	if ((++state->logged & 1023) == 0)
-		state->log_budget = log_budget(state);
-	if (!row_log_append(state->log, row, key, state->log_budget))
-		forget_log(state);
 }
 
 /* Add the rows the filter holds back, if any. */
@@ -290,32 +287,9 @@ add_pending(TlbfAggState *state)
  * of the filter calls add_pending first.
  */
 static void
-add_in_order(TlbfAggState *state, const TlbfRow *row, const TlbfRowKey *key)
+add_in_order(TlbfAggState *state, const TlbfRow *row)
 {
-	if (state->log != NULL)
-		log_row(state, row, key);
 	held_rows_push(&state->pending, &state->growing, &state->memory, row);
-}
-
-static void
-advance_merge_in(TlbfAggState *state)
-{
-	if (!row_log_next(state->merge_in, &state->merge_head))
-	{
-		row_log_free(state->merge_in);
-		state->merge_in = NULL;
-	}
-}
-
-/* Add merge_in's rows up to 'until' (all of them: TLBF_TIME_END). */
-static void
-add_merge_in(TlbfAggState *state, TlbfTime until)
-{
-	while (state->merge_in != NULL && state->merge_head.at <= until)
-	{
-		add_in_order(state, &state->merge_head, NULL);
-		advance_merge_in(state);
-	}
 }
 
 /*
@@ -330,10 +304,8 @@ end_state_files(Datum arg)
 	if (state->sorter != NULL)
 		row_sorter_end(state->sorter);
 	state->sorter = NULL;
-	forget_log(state);
-	if (state->merge_in != NULL)
-		row_log_free(state->merge_in);
-	state->merge_in = NULL;
+	forget_log(&state->log);
+	forget_log(&state->first_run);
 }
 
 static void
@@ -371,66 +343,81 @@ sort_stream(TlbfAggState *state, RowStream *stream)
 	state->sorted_rows += stream->data->nrows;
 }
 
+/* Every row of a log into the sort; the log is freed. */
+static void
+sort_log(TlbfAggState *state, RowLog **log)
+{
+	TlbfRow		row;
+
+	if (*log == NULL)
+		return;
+	row_log_start_reading(*log);
+	while (row_log_next(*log, &row))
+		sort_row(state, &row);
+	forget_log(log);
+}
+
+static Tlbf *build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context,
+							 bool all_rows);
+
 /*
- * A row older than the newest one by more than the slack, in a DIRECT
- * state that reorders (a descent).  The first time, with every row in the
- * log, the log becomes the run to merge
- * in and a new filter starts.  Otherwise every row goes to a sort: the
- * logged ones if the log still holds them all, or else the filter is kept
- * as a part of the result.
+ * A DIRECT state of an aggregation (not a window function) waits for its
+ * last row before it builds its filter.  A hashed aggregation's logs stay
+ * in memory: no file to close.
+ */
+static void
+start_waiting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
+{
+	if (!state->shares_work_mem)
+		register_cleanup(state, fcinfo);
+	start_log(state, context);
+	state->waiting = true;
+}
+
+/*
+ * Build the filter from the logs now: at the end ('all_rows'), or in a
+ * hashed aggregation that cannot wait any longer, whose later rows are
+ * added as they come.
+ */
+static void
+stop_waiting(TlbfAggState *state, MemoryContext context, bool all_rows)
+{
+	state->growing = build_from_rows(state, &state->memory, context, all_rows);
+	state->pending.n = 0;
+	forget_log(&state->first_run);
+	forget_log(&state->log);
+	state->waiting = false;
+	state->reorders = false;
+}
+
+/*
+ * A row older than the newest one by more than the slack, in a waiting
+ * state that reorders (a descent).  The first time, the log so far becomes
+ * the first run, to be merged with the log of the rows after it.  The
+ * second time, every row goes to a sort, or in a hashed aggregation, which
+ * does not sort (a sort per group would not keep to work_mem), the filter
+ * is built now and its rows are added as they come from now on, a late one
+ * at the newest time so far.
  */
 static void
 arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
 {
 	state->descents++;
-	if (state->descents == 1 && state->log != NULL)
+	if (state->descents == 1)
 	{
-		state->merge_in = state->log;
-		state->log = NULL;
-		row_log_start_reading(state->merge_in);
-		advance_merge_in(state);
-		pfree(state->growing);
-		state->growing = NULL;
-		state->pending.n = 0;
+		state->first_run = state->log;
+		start_log(state, context);
 		return;
 	}
-
-	/*
-	 * A hashed aggregation does not sort (a sort per group would not keep
-	 * to work_mem): its rows are added as they come from now on, a late one
-	 * at the newest time so far.
-	 */
 	if (state->shares_work_mem)
 	{
-		forget_log(state);
-		state->reorders = false;
+		stop_waiting(state, context, false);
 		return;
 	}
-
 	start_sorting(state, fcinfo, context);
-	if (state->log != NULL)
-	{
-		TlbfRow		row;
-
-		row_log_start_reading(state->log);
-		while (row_log_next(state->log, &row))
-			sort_row(state, &row);
-		forget_log(state);
-		pfree(state->growing);
-	}
-	else
-	{
-		add_pending(state);
-		tlbf_set_length(state->growing);
-		add_part(state, state->growing, context);
-	}
-	state->growing = NULL;
-	state->pending.n = 0;
-	while (state->merge_in != NULL)
-	{
-		sort_row(state, &state->merge_head);
-		advance_merge_in(state);
-	}
+	sort_log(state, &state->first_run);
+	sort_log(state, &state->log);
+	state->waiting = false;
 }
 
 static void
@@ -450,19 +437,20 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 	}
 	if (!state->has_rows || row->at > state->newest_arrived)
 		state->newest_arrived = row->at;
-	if (state->growing == NULL)
+	if (!state->has_rows && state->aggstate != NULL)
+		start_waiting(state, fcinfo, context);
+	if (state->waiting)
 	{
-		state->growing = tlbf_agg_new_filter(&state->params, &state->memory, context);
-		if (state->reorders && state->descents < 2)
-		{
-			/* a hashed aggregation's logs stay in memory: no file to close */
-			if (!state->shares_work_mem)
-				register_cleanup(state, fcinfo);
-			start_log(state, context);
-		}
+		if ((++state->logged & 1023) == 0)
+			state->log_budget = log_budget(state);
+		/* past a hashed aggregation's share: the row is in the log still */
+		if (!row_log_append(state->log, row, key, state->log_budget))
+			stop_waiting(state, context, false);
+		return;
 	}
-	add_merge_in(state, row->at);
-	add_in_order(state, row, key);
+	if (state->growing == NULL)
+		state->growing = tlbf_agg_new_filter(&state->params, &state->memory, context);
+	add_in_order(state, row);
 }
 
 /* Make each run of 'rows' a source of the merge. */
@@ -484,16 +472,23 @@ merge_runs(TlbfRowMerge *merge, TlbfRowCursor *cursors, int *nsources,
 }
 
 /*
- * A filter built from every row a state's streams and sort hold, added in
- * time order.
+ * A filter built from every row a state's logs, sort and streams hold,
+ * added in time order, sized for them (tlbf_agg_capacity); 'all_rows': no
+ * more will come, else the filter is sized for at least the default
+ * capacity, as when it starts from the first row.
  */
 static Tlbf *
-build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
+build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context,
+				bool all_rows)
 {
 	int			nsources = 0;
-	int			max_sources = 1 + (1 + state->nreceived) * TLBF_MAX_SENT_RUNS;
+	int			max_sources = 3 + (1 + state->nreceived) * TLBF_MAX_SENT_RUNS;
 	TlbfRowCursor *cursors = palloc(max_sources * sizeof(TlbfRowCursor));
 	TlbfRowMerge merge;
+	TlbfParams	params = state->params;
+	uint64		rows = state->rows_seen;
+	TlbfTime	oldest = state->oldest_seen;
+	TlbfTime	newest = state->newest_seen;
 	Tlbf	   *f;
 
 	merge.next = palloc(max_sources * sizeof(TlbfRowNext));
@@ -501,6 +496,18 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 	merge.heads = palloc(max_sources * sizeof(TlbfRow));
 	merge.heap = palloc(max_sources * sizeof(int));
 
+	/* the first run before the log: it comes first among equal times */
+	if (state->waiting)
+		for (int i = 0; i < 2; i++)
+		{
+			RowLog	   *log = i == 0 ? state->first_run : state->log;
+
+			if (log == NULL)
+				continue;
+			row_log_start_reading(log);
+			merge.next[nsources] = row_log_next;
+			merge.sources[nsources++] = log;
+		}
 	if (state->sorter != NULL)
 	{
 		row_sorter_sort(state->sorter);
@@ -515,9 +522,23 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context)
 		merge_runs(&merge, cursors, &nsources, own);
 	}
 	for (int i = 0; i < state->nreceived; i++)
-		merge_runs(&merge, cursors, &nsources, state->received[i]);
+	{
+		const TlbfSentRows *sent = &state->received[i]->sent;
 
-	f = tlbf_agg_new_filter(&state->params, memory, context);
+		merge_runs(&merge, cursors, &nsources, state->received[i]);
+		if (sent->nrows == 0)
+			continue;
+		if (rows == 0 || sent->oldest < oldest)
+			oldest = sent->oldest;
+		if (rows == 0 || sent->newest > newest)
+			newest = sent->newest;
+		rows += sent->nrows;
+	}
+
+	if (rows > 0)
+		params.capacity = Max(tlbf_agg_capacity(rows, oldest, newest, params.span),
+							  all_rows ? 1 : params.capacity);
+	f = tlbf_agg_new_filter(&params, memory, context);
 	tlbf_row_merge_start(&merge, nsources);
 	tlbf_agg_insert_merged(&f, memory, &merge);
 	for (int i = 0; i < nsources; i++)
@@ -557,12 +578,8 @@ settle(TlbfAggState *state, MemoryContext context)
 {
 	if (state->course == AGG_DIRECT)
 	{
-		if (state->merge_in != NULL)
-		{
-			add_merge_in(state, TLBF_TIME_END);
-			Assert(state->merge_in == NULL);
-		}
-		forget_log(state);
+		if (state->waiting)
+			stop_waiting(state, context, true);
 		state->reorders = false;
 		if (state->nreceived == 0)
 			return;
@@ -574,7 +591,7 @@ settle(TlbfAggState *state, MemoryContext context)
 			state->growing = NULL;
 		}
 	}
-	state->growing = build_from_rows(state, &state->memory, context);
+	state->growing = build_from_rows(state, &state->memory, context, true);
 	state->pending.n = 0;
 	if (state->sorter != NULL)
 		row_sorter_end(state->sorter);
@@ -688,6 +705,11 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 	}
 	row.at = tlbf_time_arg(fcinfo, 2);
 	read_key(state, fcinfo, &row, &key);
+	if (state->rows_seen == 0 || row.at < state->oldest_seen)
+		state->oldest_seen = row.at;
+	if (state->rows_seen == 0 || row.at > state->newest_seen)
+		state->newest_seen = row.at;
+	state->rows_seen++;
 	switch (state->course)
 	{
 		case AGG_DIRECT:
@@ -726,8 +748,8 @@ tlbf_union_agg_trans(PG_FUNCTION_ARGS)
 static bool
 state_is_empty(const TlbfAggState *state)
 {
-	return state->growing == NULL && state->nparts == 0 && state->nreceived == 0 &&
-		state->sorter == NULL && state->sending == NULL && state->merge_in == NULL;
+	return state->growing == NULL && !state->waiting && state->nparts == 0 &&
+		state->nreceived == 0 && state->sorter == NULL && state->sending == NULL;
 }
 
 /* The state's filters as one new value (the state holds the same rows). */
@@ -737,7 +759,7 @@ state_value(TlbfAggState *state, MemoryContext context)
 	const Tlbf **inputs;
 	int			n = 0;
 
-	if (state->reorders || state->merge_in != NULL ||
+	if (state->reorders || state->waiting ||
 		state->course != AGG_DIRECT || state->nreceived > 0)
 		settle(state, context);
 	inputs = palloc((state->nparts + 1) * sizeof(Tlbf *));
@@ -822,7 +844,7 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 		from->nreceived = 0;
 
 	/* A state that was not sent (never, in PostgreSQL's plans) settles. */
-	if (from->course != AGG_DIRECT || from->merge_in != NULL)
+	if (from->course != AGG_DIRECT || from->waiting)
 		settle(from, context);
 	if (from->growing != NULL)
 	{
@@ -875,7 +897,7 @@ tlbf_agg_serialize(PG_FUNCTION_ARGS)
 		PG_RETURN_BYTEA_P(row_stream_bytes(state->sending, &state->params));
 	}
 	if (state->growing != NULL && state->nparts == 0 && state->course == AGG_DIRECT &&
-		!state->reorders && state->merge_in == NULL && state->nreceived == 0)
+		!state->reorders && !state->waiting && state->nreceived == 0)
 	{
 		add_pending(state);
 		tlbf_set_length(state->growing);

@@ -183,6 +183,10 @@ tlbf_rows_take(const uint8_t *data, size_t len, uint64_t seed, TlbfSentRows *sen
 		return "The rows are of an unknown kind.";
 	if (header.nruns > TLBF_MAX_SENT_RUNS)
 		return "The rows come in too many runs.";
+	if (header.nrows > 0 &&
+		!(header.oldest >= TLBF_TIME_MIN && header.oldest <= header.newest &&
+		  header.newest < TLBF_TIME_END))
+		return "The rows' oldest and newest times are out of order or range.";
 	runs_bytes = header.nruns * sizeof(TlbfSentRun);
 	if (len < runs_bytes)
 		return "The state is shorter than its runs.";
@@ -193,6 +197,8 @@ tlbf_rows_take(const uint8_t *data, size_t len, uint64_t seed, TlbfSentRows *sen
 	sent->kind = (TlbfRowKind) header.row_kind;
 	sent->span = header.span;
 	sent->error_rate = header.error_rate;
+	sent->oldest = header.nrows > 0 ? header.oldest : 0;
+	sent->newest = header.nrows > 0 ? header.newest : 0;
 	sent->nruns = (int) header.nruns;
 	tlbf_row_coding_init(&first, sent->kind, seed);
 	for (int r = 0; r < sent->nruns; r++)

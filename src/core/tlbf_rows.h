@@ -120,6 +120,8 @@ typedef struct TlbfRowsHeader
 	int64_t		span;			/* the filter's, in microseconds */
 	double		error_rate;		/* the filter's */
 	uint64_t	nrows;
+	TlbfTime	oldest;			/* the rows' times: the receiver sizes the */
+	TlbfTime	newest;			/* filter from them (0 when nrows is 0) */
 } TlbfRowsHeader;
 
 /* A TlbfRun as it is sent; the offset counts from the first row. */
@@ -140,6 +142,8 @@ typedef struct TlbfSentRows
 	TlbfRowKind kind;
 	int64_t		span;
 	double		error_rate;
+	TlbfTime	oldest;
+	TlbfTime	newest;
 	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
 	int			nruns;
 } TlbfSentRows;

@@ -405,6 +405,13 @@ write_rows(int n, const char *name, TlbfRowKind kind, const TlbfTime *times,
 	header.span = INT64_C(3600000000);
 	header.error_rate = 0.01;
 	header.nrows = (uint64_t) nrows;
+	for (int i = 0; i < nrows; i++)
+	{
+		if (i == 0 || times[i] < header.oldest)
+			header.oldest = times[i];
+		if (i == 0 || times[i] > header.newest)
+			header.newest = times[i];
+	}
 	memcpy(buffer, (char *) &header + sizeof(uint32_t), header_bytes);
 	write_file("fuzz_rows", n, name, buffer, len);
 	free(buffer);

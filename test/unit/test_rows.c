@@ -307,8 +307,8 @@ test_rows_runs_noted_and_read(void **unused)
 
 /*
  * A state as a worker sends it (after its length word): taken whole, and
- * refused for a short or unknown header, too many runs, runs cut off or
- * not fitting the rows.
+ * refused for a short or unknown header, too many runs, oldest and newest
+ * times out of order or range, runs cut off or not fitting the rows.
  */
 static void
 test_rows_take_checks_the_state(void **unused)
@@ -338,6 +338,8 @@ test_rows_take_checks_the_state(void **unused)
 	header.span = HOUR;
 	header.error_rate = 0.01;
 	header.nrows = 7;
+	header.oldest = 0;
+	header.newest = 5;
 	memcpy(state, (char *) &header + sizeof(uint32_t), header_bytes);
 	memcpy(state + header_bytes, rows, w.len);
 	tlbf_rows_put_runs(state + header_bytes + w.len, w.runs, 3);
@@ -349,6 +351,8 @@ test_rows_take_checks_the_state(void **unused)
 	assert_int_equal(sent.len, w.len);
 	assert_int_equal(sent.kind, TLBF_ROWS_INT64);
 	assert_int_equal(sent.span, HOUR);
+	assert_int_equal(sent.oldest, 0);
+	assert_int_equal(sent.newest, 5);
 	assert_memory_equal(sent.rows, rows, w.len);
 	for (int r = 0; r < 3; r++)
 	{
@@ -373,7 +377,7 @@ test_rows_take_checks_the_state(void **unused)
 		assert_non_null(tlbf_rows_take(state, cut, 0, &sent));
 
 	/* each header field out of range */
-	for (int field = 0; field < 5; field++)
+	for (int field = 0; field < 8; field++)
 	{
 		TlbfRowsHeader changed = header;
 
@@ -386,8 +390,14 @@ test_rows_take_checks_the_state(void **unused)
 			changed.row_kind = 3;
 		else if (field == 3)
 			changed.nruns = TLBF_MAX_SENT_RUNS + 1;
-		else
+		else if (field == 4)
 			changed.nrows = 6;		/* the last run starts past the rows */
+		else if (field == 5)
+			changed.oldest = 6;		/* after the newest */
+		else if (field == 6)
+			changed.oldest = TLBF_TIME_MIN - 1;
+		else
+			changed.newest = TLBF_TIME_END;
 		memcpy(bad, (char *) &changed + sizeof(uint32_t), header_bytes);
 		assert_non_null(tlbf_rows_take(bad, len, 0, &sent));
 	}
