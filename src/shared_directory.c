@@ -6,16 +6,19 @@
  *
  * Shared memory is reserved at server start (tlbf.shared_memory bytes,
  * tlbf.max_shared_filters slots), so the library must be preloaded.  Each
- * filter gets a fixed region of the pool when it is created, sized for four
- * times what its capacity needs at steady state; the core works inside it
- * without reallocating (a filter outgrowing it drops its oldest slices,
- * counted in "truncated", like any filter at its size cap).
+ * filter gets a region of the pool when it is created, sized for four
+ * times what its capacity needs at steady state; a filter that needs more
+ * (its keys come faster than its capacity said) moves to a larger region
+ * while the pool has one (tlbf_directory_grow).  When it has none, the
+ * caller decides: an error, or the filter drops its oldest slices, counted
+ * in "truncated", like any filter at its size cap.
  *
  * Locking: the directory's LWLock, then the filter's.  An operation holds
  * the directory shared (so its slot cannot be freed under it) and the
  * filter shared (reads) or exclusive (insertions: test-and-add is one
  * critical section, hence atomic).  Creating, dropping, loading and
- * freeing take the directory exclusively.
+ * freeing take the directory exclusively; a filter moving to a larger
+ * region also takes grow_lock.
  *
  * Visibility follows the transaction, as for a table: a filter created by
  * a transaction is seen only by that transaction until it commits, and
@@ -126,6 +129,18 @@ slot_lock(int slot)
 	return &locks[slot + 1].lock;
 }
 
+/*
+ * Held while a filter moves to a larger region (tlbf_directory_grow): two
+ * filters growing at once must not both pick the same free space.  Creates,
+ * installs and frees hold the directory lock exclusively, so they wait for
+ * a move, which holds it shared.
+ */
+static LWLock *
+grow_lock(void)
+{
+	return &locks[tlbf_max_shared_filters + 1].lock;
+}
+
 static void
 request_shared_memory(void)
 {
@@ -133,7 +148,7 @@ request_shared_memory(void)
 		previous_request_hook();
 	RequestAddinShmemSpace(add_size(directory_bytes(),
 									tlbf_directory_pool_bytes() + sizeof(uint64)));
-	RequestNamedLWLockTranche("tlbf", tlbf_max_shared_filters + 1);
+	RequestNamedLWLockTranche("tlbf", tlbf_max_shared_filters + 2);
 }
 
 static void
@@ -535,6 +550,45 @@ tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
 	fill_slot(slot, name, (Size) offset, region, initial, me);
 	remember(true, slot);
 	LWLockRelease(directory_lock());
+}
+
+/*
+ * Move the filter 'ref' holds exclusively to a region of at least 'size'
+ * bytes (twice its region, if the pool has that much in one piece), with
+ * its bytes; NULL if no free part of the pool is large enough.  The
+ * filter's lock keeps everyone else off its bytes meanwhile, and the
+ * directory lock, held shared since it was opened, keeps the free space
+ * from changing but by another move (grow_lock).  A region never shrinks:
+ * it is freed with its filter.
+ */
+Tlbf *
+tlbf_directory_grow(SharedFilterRef *ref, Size size)
+{
+	SharedSlot *s = &directory->slots[ref->slot];
+	Size		wanted;
+	int64		offset;
+
+	Assert(ref->mode == LW_EXCLUSIVE);
+	size = TYPEALIGN(sizeof(uint64), size);
+	if (size > tlbf_directory_max_region())
+		return NULL;
+	wanted = Min(Max(size, 2 * s->region), tlbf_directory_max_region());
+	LWLockAcquire(grow_lock(), LW_EXCLUSIVE);
+	offset = free_region(wanted);
+	if (offset < 0 && wanted > size)
+	{
+		wanted = size;
+		offset = free_region(wanted);
+	}
+	if (offset >= 0)
+	{
+		memcpy(pool + offset, ref->filter, tlbf_size(ref->filter));
+		s->offset = (Size) offset;
+		s->region = wanted;
+		ref->filter = (Tlbf *) (pool + offset);
+	}
+	LWLockRelease(grow_lock());
+	return offset >= 0 ? ref->filter : NULL;
 }
 
 /* Drop filter 'name' at commit; false if this transaction sees none. */

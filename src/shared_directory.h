@@ -63,6 +63,7 @@ extern bool tlbf_directory_unsaved(const SharedFilterRef *ref);
 extern void tlbf_directory_saved(const SharedFilterId *id);
 
 extern void tlbf_directory_create(const char *name, const Tlbf *initial, Size region);
+extern Tlbf *tlbf_directory_grow(SharedFilterRef *ref, Size size);
 extern bool tlbf_directory_drop(const char *name);
 extern List *tlbf_directory_names(void);
 extern List *tlbf_directory_changed(void);

@@ -101,46 +101,144 @@ tlbf_shared_adopt(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(tlbf_store_adopt());
 }
 
-/*
- * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name',
- * under one exclusive lock.  Returns whether the first key was absent
- * before: the test and the insertion are one atomic step.  With
- * 'posterior' set, it also gets the probability, before the insertion,
- * that the first key was added within the span (given 'prior').
- */
-bool
-tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
-				   double prior, double *posterior)
+/* A shared filter's region grows within the pool (TlbfMemory.resize). */
+static void *
+grow_in_pool(TlbfMemory *memory, void *buffer, size_t size)
 {
-	SharedFilterRef ref;
+	SharedFilterRef *ref = memory->context;
+	Tlbf	   *moved = tlbf_directory_grow(ref, size);
+
+	if (moved != NULL)
+		memory->allocated = tlbf_directory_region(ref);
+	return moved;
+}
+
+/*
+ * Add hashes[0..n) at times[0..n) to the filter 'ref' holds exclusively.
+ * Its region grows within the pool as its keys need; when the pool has no
+ * larger region, 'when_full' says whether the insertion fails (the filter
+ * unchanged: the core changes nothing it cannot finish) or the filter
+ * drops its oldest slices to fit in the region it has.
+ */
+static TlbfStatus
+insert_locked(SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *times, int n,
+			  SharedWhenFull when_full)
+{
 	TlbfMemory	memory;
 	TlbfStatus	status = TLBF_OK;
+
+	memory.resize = grow_in_pool;
+	memory.context = ref;
+	memory.allocated = tlbf_directory_region(ref);
+	memory.max_bytes = tlbf_directory_max_region();
+	for (int i = 0; i < n && status == TLBF_OK; i++)
+	{
+		status = tlbf_insert(&ref->filter, &memory, hashes[i], times[i]);
+		if (status != TLBF_OK && when_full == SHARED_FULL_DROP_OLDEST)
+		{
+			TlbfMemory	fixed = memory;
+
+			fixed.resize = NULL;
+			fixed.max_bytes = fixed.allocated;
+			status = tlbf_insert(&ref->filter, &fixed, hashes[i], times[i]);
+		}
+	}
+	tlbf_directory_count_change(ref);
+	return status;
+}
+
+/*
+ * After the filter is closed: an insertion that found the pool full fails
+ * (it changed nothing), and one that dropped live slices says so at
+ * WARNING, which the server log keeps.
+ */
+static void
+report_full(const char *name, TlbfStatus status, uint64 truncated_before,
+			uint64 truncated_after, Size region)
+{
+	if (status != TLBF_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("shared tlbf filter \"%s\" is full", name),
+				 errdetail("Its keys need more than its region of %zu bytes, and tlbf.shared_memory (%d bytes, for all databases together) has no larger free region.",
+						   region, tlbf_shared_memory),
+				 errhint("Raise tlbf.shared_memory and restart the server, or drop filters that are not needed.  A tlbf_reject_recent trigger with 'on_full=drop' drops the filter's oldest keys instead.")));
+	if (truncated_after > truncated_before)
+		ereport(WARNING,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("shared tlbf filter \"%s\" was full and dropped unexpired slices", name),
+				 errdetail("Keys in the dropped slices may now be reported absent, and their repeats accepted; tlbf_shared_list() counts such slices in \"truncated\" (now " UINT64_FORMAT ").",
+						   truncated_after),
+				 errhint("Raise tlbf.shared_memory and restart the server, or drop filters that are not needed.")));
+}
+
+/*
+ * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name',
+ * under one exclusive lock; ERROR if the pool has no room for them.
+ * Returns whether the first key was absent before: the test and the
+ * insertion are one atomic step.
+ */
+bool
+tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n)
+{
+	SharedFilterRef ref;
+	TlbfStatus	status;
 	uint64		truncated_before;
-	Tlbf		after;
+	uint64		truncated_after;
+	Size		region;
 	bool		absent;
 
 	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
 	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
-	memory.resize = NULL;
-	memory.context = NULL;
-	memory.allocated = memory.max_bytes = tlbf_directory_region(&ref);
 	truncated_before = ref.filter->truncated;
 	/* the insertion's cache misses overlap the query's */
 	tlbf_prefetch_insert(ref.filter, hashes[0]);
 	absent = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span);
-	if (posterior != NULL)
-		*posterior = absent ? 0.0 :
-			tlbf_posterior(ref.filter, hashes[0], times[0], ref.filter->span, prior,
-						   tlbf_inference_scratch(ref.filter));
-	for (int i = 0; i < n && status == TLBF_OK; i++)
-		status = tlbf_insert(&ref.filter, &memory, hashes[i], times[i]);
-	tlbf_directory_count_change(&ref);
-	after.truncated = ref.filter->truncated;
+	status = insert_locked(&ref, hashes, times, n, SHARED_FULL_ERROR);
+	truncated_after = ref.filter->truncated;
+	region = tlbf_directory_region(&ref);
 	tlbf_directory_close(&ref);
 
-	tlbf_check_status_for(status, truncated_before, &after, "its shared memory region",
-						  "Recreate the shared filter with a larger capacity.");
+	report_full(name, status, truncated_before, truncated_after, region);
 	return absent;
+}
+
+/*
+ * The dedup trigger's step, under one exclusive lock: is this a key the
+ * filter saw within its span (with a threshold: is the probability that it
+ * was at least 'threshold', given 'prior')?  If not, the row is accepted
+ * and its key added at 'at'; true.  A rejected key is not added again: it
+ * keeps the time of the row accepted last, so that a key is held once per
+ * span however often it comes back, and a filter's capacity is the keys
+ * it accepts per span.
+ */
+bool
+tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at, double threshold,
+				   double prior, SharedWhenFull when_full)
+{
+	SharedFilterRef ref;
+	TlbfStatus	status = TLBF_OK;
+	uint64		truncated_before;
+	uint64		truncated_after;
+	Size		region;
+	bool		accept;
+
+	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
+	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
+	truncated_before = ref.filter->truncated;
+	tlbf_prefetch_insert(ref.filter, hash);
+	accept = !tlbf_query(ref.filter, hash, at, ref.filter->span) ||
+		(threshold > 0 &&
+		 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
+						tlbf_inference_scratch(ref.filter)) < threshold);
+	if (accept)
+		status = insert_locked(&ref, &hash, &at, 1, when_full);
+	truncated_after = ref.filter->truncated;
+	region = tlbf_directory_region(&ref);
+	tlbf_directory_close(&ref);
+
+	report_full(name, status, truncated_before, truncated_after, region);
+	return accept;
 }
 
 /*
@@ -156,7 +254,7 @@ tlbf_shared_add(PG_FUNCTION_ARGS)
 	TlbfHash	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 
-	PG_RETURN_BOOL(tlbf_shared_insert(name, &hash, &at, 1, 0.0, NULL));
+	PG_RETURN_BOOL(tlbf_shared_insert(name, &hash, &at, 1));
 }
 
 /*
@@ -413,7 +511,7 @@ tlbf_shared_rebuild(PG_FUNCTION_ARGS)
 		SPI_freetuptable(SPI_tuptable);
 		if (n == 0)
 			continue;
-		(void) tlbf_shared_insert(name, hashes, times, n, 0.0, NULL);
+		(void) tlbf_shared_insert(name, hashes, times, n);
 		added += n;
 	}
 	SPI_cursor_close(cursor);

@@ -12,7 +12,11 @@
  * instead of skipping the row); 'threshold=P' (skip or refuse a row only
  * when the probability that its key was really added within the span, as
  * tlbf_probability gives it, is at least P; default 0: every "yes");
- * 'prior=Q' (the prior probability for that, default 0.5).
+ * 'prior=Q' (the prior probability for that, default 0.5); 'on_full=drop'
+ * (when the filter's keys need more shared memory than the pool has left,
+ * drop its oldest keys with a WARNING rather than fail the insert, the
+ * default 'on_full=error').  A row accepted adds its key; a row skipped
+ * or refused does not (see tlbf_shared_accept).
  * NULL is a value like any other.  A key of one non-NULL column hashes as
  * tlbf_shared_add(filter, value) does, so tlbf_shared_contains() finds it;
  * tlbf_shared_rebuild() combines several key columns as the trigger does.
@@ -41,6 +45,7 @@ typedef struct TriggerPlan
 	bool		raise;			/* 'error': raise instead of skipping */
 	double		threshold;		/* reject when the posterior reaches it */
 	double		prior;
+	SharedWhenFull when_full;
 	char		filter[NAMEDATALEN];
 	int			ncolumns;
 	AttrNumber *columns;
@@ -87,6 +92,15 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 			plan->threshold = probability_option(option, option + 10);
 		else if (strncmp(option, "prior=", 6) == 0)
 			plan->prior = probability_option(option, option + 6);
+		else if (strcmp(option, "on_full=error") == 0)
+			plan->when_full = SHARED_FULL_ERROR;
+		else if (strcmp(option, "on_full=drop") == 0)
+			plan->when_full = SHARED_FULL_DROP_OLDEST;
+		else if (strncmp(option, "on_full=", 8) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid tlbf_reject_recent option \"%s\"", option),
+					 errdetail("on_full is error (the default: the insert fails when the filter's shared memory is full) or drop (the filter drops its oldest keys, with a WARNING).")));
 		else
 			break;
 	}
@@ -94,7 +108,7 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tlbf_reject_recent needs a filter name and at least one column"),
-				 errhint("EXECUTE FUNCTION tlbf_reject_recent(['error',] ['threshold=P',] ['prior=Q',] 'filter', 'column' [, ...])")));
+				 errhint("EXECUTE FUNCTION tlbf_reject_recent(['error',] ['threshold=P',] ['prior=Q',] ['on_full=error|drop',] 'filter', 'column' [, ...])")));
 	if (strlen(trigger->tgargs[first]) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
@@ -161,7 +175,6 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	TlbfHash	hash;
 	TlbfTime	now = GetCurrentTransactionStartTimestamp();
-	double		posterior = 0.0;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		!TRIGGER_FIRED_BEFORE(data->tg_event) ||
@@ -176,9 +189,8 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	desc = RelationGetDescr(data->tg_relation);
 	hash = key_hash(plan, data->tg_trigtuple, desc);
 
-	if (tlbf_shared_insert(plan->filter, &hash, &now, 1, plan->prior,
-						   plan->threshold > 0 ? &posterior : NULL) ||
-		(plan->threshold > 0 && posterior < plan->threshold))
+	if (tlbf_shared_accept(plan->filter, hash, now, plan->threshold, plan->prior,
+						   plan->when_full))
 		return PointerGetDatum(data->tg_trigtuple);
 	if (plan->raise)
 		ereport(ERROR,
