@@ -41,6 +41,14 @@ echo "== shared filters: rejecting recent duplicates on INSERT (library preloade
 TLBF_CLUSTER_CONF="max_connections = 50" scripts/cluster.sh --preload test/bench/dedup.sh
 
 echo
+echo "== shared filters: rejecting recent duplicates when keys repeat, against the exact ON CONFLICT pattern"
+TLBF_CLUSTER_CONF="max_connections = 50" scripts/cluster.sh --preload test/bench/dedup_repeats.sh
+
+echo
+echo "== SQL: the recency join (returning visitors) against the best exact plan"
+scripts/cluster.sh psql -X -q -f test/bench/sql_recency.sql
+
+echo
 echo "== shared filters: tlbf_shared_add against tlbf_contains"
 TLBF_CLUSTER_CONF="tlbf.shared_memory = '256MB'" \
     scripts/cluster.sh --preload psql -X -q -f test/bench/sql_shared.sql
