@@ -22,7 +22,7 @@ CREATE TABLE tlbf_maintained (
 COMMENT ON TABLE tlbf_maintained IS
     'tlbf columns whose expired slices the maintenance worker retires (see tlbf_maintain)';
 
-SELECT pg_catalog.pg_extension_config_dump('tlbf_maintained', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.tlbf_maintained', '');
 
 ALTER TABLE tlbf_maintained ENABLE ROW LEVEL SECURITY;
 GRANT SELECT, INSERT, DELETE ON tlbf_maintained TO PUBLIC;

@@ -59,7 +59,7 @@ CREATE TABLE tlbf_shared_filters (
 COMMENT ON TABLE tlbf_shared_filters IS
     'saved copies of the shared tlbf filters of this database';
 
-SELECT pg_catalog.pg_extension_config_dump('tlbf_shared_filters', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.tlbf_shared_filters', '');
 REVOKE ALL ON tlbf_shared_filters FROM PUBLIC;
 GRANT SELECT, INSERT, DELETE ON tlbf_shared_filters TO tlbf_admin;
 

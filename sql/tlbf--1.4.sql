@@ -203,7 +203,7 @@ CREATE TABLE tlbf_maintained (
 COMMENT ON TABLE tlbf_maintained IS
     'tlbf columns whose expired slices the maintenance worker retires (see tlbf_maintain)';
 
-SELECT pg_catalog.pg_extension_config_dump('tlbf_maintained', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.tlbf_maintained', '');
 
 ALTER TABLE tlbf_maintained ENABLE ROW LEVEL SECURITY;
 GRANT SELECT, INSERT, DELETE ON tlbf_maintained TO PUBLIC;
@@ -328,7 +328,7 @@ CREATE TABLE tlbf_shared_filters (
 COMMENT ON TABLE tlbf_shared_filters IS
     'saved copies of the shared tlbf filters of this database';
 
-SELECT pg_catalog.pg_extension_config_dump('tlbf_shared_filters', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.tlbf_shared_filters', '');
 -- Only the extension's functions write it, as its owner: a row is what the
 -- server loads into shared memory.
 REVOKE ALL ON tlbf_shared_filters FROM PUBLIC;
