@@ -198,10 +198,10 @@ written_here(HeapTuple tuple, TupleDesc desc, bool stamped, UnloadedWhy *why,
 
 /*
  * Read one row: true with its fields, checked and copied, in *saved; false
- * after a WARNING if any field is bad, or if it is to be left alone.  With
- * 'unloaded' (loading into this server's pool), a row another database
- * wrote is left alone and added to *unloaded; and with 'skip_held' so is
- * one whose filter shared memory holds.
+ * after a WARNING if any field is bad, or if it is to be left alone: with
+ * 'skip_held', one whose filter shared memory holds; with 'unloaded_rows'
+ * (loading into this server's pool), one another database wrote, which is
+ * added to *unloaded_rows.
  */
 static bool
 read_row(HeapTuple tuple, TupleDesc desc, bool stamped, bool skip_held,
