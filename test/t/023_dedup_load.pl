@@ -33,7 +33,7 @@ max_connections = 30
 $node->start;
 
 # ---- 1. the README's example under pgbench ---------------------------------
-my $span = 20;    # seconds
+my $span = 10;    # seconds
 $node->safe_psql('postgres', qq{
 	CREATE EXTENSION tlbf;
 	CREATE TABLE clicks (user_id int, ad_id int, clicked_at timestamptz DEFAULT now());
