@@ -121,7 +121,7 @@ my $undo = qq{
 	SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0;
 	SET idle_session_timeout = 0; SET session_replication_role = origin; SET row_security = on;
 	SET standard_conforming_strings = on;
-};
+} . ($version >= 170000 ? "SET transaction_timeout = 0;\n" : '');
 sub in_app
 {
 	my ($sql) = @_;
