@@ -49,6 +49,10 @@ echo "== SQL: the recency join (returning visitors) against the best exact plan"
 scripts/cluster.sh psql -X -q -f test/bench/sql_recency.sql
 
 echo
+echo "== SQL: the recency join against per-group filters, probes in any order against grouped"
+scripts/cluster.sh psql -X -q -f test/bench/sql_recency_join.sql
+
+echo
 echo "== shared filters: tlbf_shared_add against tlbf_contains"
 TLBF_CLUSTER_CONF="tlbf.shared_memory = '256MB'" \
     scripts/cluster.sh --preload psql -X -q -f test/bench/sql_shared.sql

@@ -76,42 +76,36 @@ tlbf_validated_copy(const char *data, Size len, int sqlstate, const char *what)
 /*
  * A value for reading only, from its raw (possibly TOASTed) datum.  A value
  * stored out of line is fetched and checked once per call site and TOAST
- * pointer, kept in slot 'cache_slot' of the call cache.
+ * pointer, and kept in the call site's cache (value_cache.c).
  */
 Tlbf *
-tlbf_readonly_value(FunctionCallInfo fcinfo, int cache_slot, struct varlena *raw)
+tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
 {
 	struct varatt_external toast_id;
 	CallCache  *cache;
+	Tlbf	   *filter;
 	MemoryContext old;
 
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw) || cache_slot >= TLBF_CACHED_ARGS ||
-		fcinfo->flinfo == NULL)
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw) || fcinfo->flinfo == NULL)
 		return validated(pg_detoast_datum(raw), ERRCODE_INVALID_PARAMETER_VALUE, "argument");
 
 	VARATT_EXTERNAL_GET_POINTER(toast_id, raw);
 	cache = tlbf_call_cache(fcinfo);
-	if (cache->filter[cache_slot] != NULL &&
-		cache->toast_id[cache_slot].va_valueid == toast_id.va_valueid &&
-		cache->toast_id[cache_slot].va_toastrelid == toast_id.va_toastrelid)
-		return cache->filter[cache_slot];
-
-	if (cache->filter[cache_slot] != NULL)
-		pfree(cache->filter[cache_slot]);
-	cache->filter[cache_slot] = NULL;
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	cache->filter[cache_slot] = validated(detoast_attr(raw),
-										  ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+	filter = tlbf_value_cache_find(cache->values, &toast_id);
+	if (filter != NULL)
+		return filter;
+	old = MemoryContextSwitchTo(tlbf_value_cache_memory(&cache->values,
+														fcinfo->flinfo->fn_mcxt));
+	filter = validated(detoast_attr(raw), ERRCODE_INVALID_PARAMETER_VALUE, "argument");
 	MemoryContextSwitchTo(old);
-	cache->toast_id[cache_slot] = toast_id;
-	return cache->filter[cache_slot];
+	return tlbf_value_cache_keep(cache->values, &toast_id, filter);
 }
 
 /* A filter argument for reading only. */
 Tlbf *
 tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno)
 {
-	return tlbf_readonly_value(fcinfo, argno, (struct varlena *) PG_GETARG_POINTER(argno));
+	return tlbf_readonly_value(fcinfo, (struct varlena *) PG_GETARG_POINTER(argno));
 }
 
 /* A private, modifiable copy of a filter argument. */

@@ -24,6 +24,9 @@ int			tlbf_max_filter_bytes = 64 * 1024 * 1024;
 /* The most a partial tlbf_agg sends as rows, in kB; past it, a filter. */
 int			tlbf_agg_send_limit = 256 * 1024;
 
+/* The most memory, in kB, the TOASTed filters one call site keeps take. */
+int			tlbf_cache_memory = 256 * 1024;
+
 /* Seconds between two maintenance passes. */
 int			tlbf_naptime = 60;
 
@@ -58,6 +61,17 @@ _PG_init(void)
 							256 * 1024,
 							64,
 							512 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.cache_memory",
+							"Memory for the stored filters one expression of a query reads.",
+							"Each is fetched and checked once per query; past this, the least "
+							"recently used go (the two used last always stay).",
+							&tlbf_cache_memory,
+							256 * 1024,
+							0,
+							MAX_KILOBYTES,
 							PGC_USERSET,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);

@@ -697,7 +697,7 @@ tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name)
 			/* a value stored in the row lives in a buffer: copy it out */
 			if (!VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(value)))
 				value = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
-			filter = tlbf_readonly_value(fcinfo, 0, (struct varlena *) DatumGetPointer(value));
+			filter = tlbf_readonly_value(fcinfo, (struct varlena *) DatumGetPointer(value));
 		}
 		systable_endscan(scan);
 		table_close(rel, AccessShareLock);

@@ -32,25 +32,31 @@ extern int	tlbf_agg_send_limit;
 extern int	tlbf_naptime;
 extern bool tlbf_worker_enabled;
 extern int	tlbf_snapshot_interval;
+extern int	tlbf_cache_memory;
 
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted
- * copies of TOASTed filter arguments, so that a filter read in a scan or a
- * join is fetched and checked once per query instead of once per row.
+ * copies of TOASTed filter arguments (value_cache.c), so that a filter
+ * read in a scan or a join is fetched and checked once per query instead
+ * of once per row.
  */
-#define TLBF_CACHED_ARGS 2
+typedef struct ValueCache ValueCache;
 
 typedef struct CallCache
 {
 	ItemHasher *hasher;
-	struct varatt_external toast_id[TLBF_CACHED_ARGS];
-	Tlbf	   *filter[TLBF_CACHED_ARGS];
+	ValueCache *values;
 } CallCache;
+
+/* value_cache.c */
+extern MemoryContext tlbf_value_cache_memory(ValueCache **cache, MemoryContext parent);
+extern Tlbf *tlbf_value_cache_find(ValueCache *cache, const struct varatt_external *id);
+extern Tlbf *tlbf_value_cache_keep(ValueCache *cache, const struct varatt_external *id,
+								   Tlbf *filter);
 
 /* filter_args.c */
 extern CallCache *tlbf_call_cache(FunctionCallInfo fcinfo);
-extern Tlbf *tlbf_readonly_value(FunctionCallInfo fcinfo, int cache_slot,
-								struct varlena *raw);
+extern Tlbf *tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw);
 extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
