@@ -168,11 +168,9 @@ FROM (SELECT tlbf_agg(g, at, '1 hour') AS f
 WHERE at >= '2024-01-01 00:15+00';
 
 -- A hashed GROUP BY keeps every group's state at once: the groups share
--- work_mem for their logs, and do not sort.  A scan that wraps around still
--- gives each group its ordered filter; shuffled rows are added as they come
--- after the second descent (late ones at the newest time so far), and no
--- key is missed; with ORDER BY at in the call each group's filter is the
--- ordered one.
+-- work_mem for their logs and sorts (each at least 64kB), which spill past
+-- their share.  A scan that wraps around, and shuffled rows, give each
+-- group its ordered filter, as ORDER BY at in the call does.
 SET enable_sort = off;
 SELECT plan_has('SELECT g % 2, tlbf_agg(g, at, ''1 hour'') FROM timed_shuffled GROUP BY 1',
                 'HashAggregate') AS hashed;
@@ -191,6 +189,16 @@ SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, t.g, '2024-01-01 01:15+00')) 
 FROM (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour') AS f FROM timed_shuffled GROUP BY 1) s
      JOIN timed t ON t.g % 2 = s.parity
 WHERE t.at >= '2024-01-01 00:15+00';
+-- ten groups of 30,000 shuffled rows with work_mem = 64kB: each group far
+-- beyond its share, its log and sort on disk
+SET work_mem = '64kB';
+SELECT plan_has('SELECT g % 10, tlbf_agg(g, at, ''1 hour'') FROM timed_shuffled GROUP BY 1',
+                'HashAggregate') AS hashed;
+SELECT bool_and(h.f::bytea = o.f::bytea) AS shuffled_groups_same_bytes, count(*) AS groups
+FROM (SELECT g % 10 AS grp, tlbf_agg(g, at, '1 hour') AS f FROM timed_shuffled GROUP BY 1) h
+     JOIN (SELECT g % 10 AS grp, tlbf_agg(g, at, '1 hour' ORDER BY at) AS f FROM timed GROUP BY 1) o
+     USING (grp);
+RESET work_mem;
 RESET enable_sort;
 SELECT bool_and(s.f::bytea = o.f::bytea) AS ordered_groups_same_bytes
 FROM (SELECT g % 2 AS parity, tlbf_agg(g, at, '1 hour' ORDER BY at) AS f FROM timed_shuffled GROUP BY 1) s

@@ -370,10 +370,11 @@ struct RowSorter
 
 /*
  * A sort of rows by time in 'context' (the sort's own memory goes below
- * it), keeping to work_mem.  Rows of equal time come out in no set order.
+ * it), keeping to 'memory_kb' (at least 64kB, tuplesort's least).  Rows
+ * of equal time come out in no set order.
  */
 RowSorter *
-row_sorter_begin(MemoryContext context)
+row_sorter_begin(MemoryContext context, int memory_kb)
 {
 	MemoryContext old = MemoryContextSwitchTo(context);
 	RowSorter  *sorter = palloc0(sizeof(RowSorter));
@@ -388,7 +389,7 @@ row_sorter_begin(MemoryContext context)
 	TupleDescInitEntry(desc, 3, "hash_b", INT8OID, -1, 0);
 	tlbf_finish_tupdesc(desc);
 	sorter->sort = tuplesort_begin_heap(desc, 1, &time_column, &less_than,
-										&collation, &nulls_first, work_mem,
+										&collation, &nulls_first, Max(memory_kb, 64),
 										NULL, TUPLESORT_NONE);
 	sorter->in = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	sorter->out = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);

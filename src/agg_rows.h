@@ -86,7 +86,7 @@ extern void row_log_start_reading(RowLog *log);
 extern bool row_log_next(void *log, TlbfRow *row);
 extern void row_log_free(RowLog *log);
 
-extern RowSorter *row_sorter_begin(MemoryContext context);
+extern RowSorter *row_sorter_begin(MemoryContext context, int memory_kb);
 extern void row_sorter_put(RowSorter *sorter, const TlbfRow *row);
 extern void row_sorter_put_all(RowSorter *sorter, TlbfRowCursor *cursor);
 extern void row_sorter_sort(RowSorter *sorter);

@@ -25,14 +25,11 @@
  *	  input is two ascending runs, as a heap scan that starts in the middle
  *	  of the table (a synchronized scan) gives.  In a hashed aggregation,
  *	  which keeps every group's state at once, the groups share work_mem
- *	  and a log cannot spill: a group whose log passes its share builds its
- *	  filter then (sized for its rows so far) and adds later rows as they
- *	  come, as does a window function, which has no end to wait for.
+ *	  (memory_kb).  A window function, which has no end to wait for, adds
+ *	  its rows as they come.
  * SORTING: after a second descent, the logged rows and all later ones go
- *	  to a tuplesort (work_mem, then disk), and are added in time order at
- *	  the end.  A hashed aggregation does not sort (a sort per group would
- *	  not keep to work_mem): after a second descent it builds its filter
- *	  and adds its rows as they come.
+ *	  to a tuplesort (work_mem or the group's share, then disk), and are
+ *	  added in time order at the end.
  * SENDING: a partial aggregation (parallel workers, partitionwise plans)
  *	  keeps its rows compactly as they come and sends them, not a filter,
  *	  with how many there are and their oldest and newest times; the final
@@ -237,18 +234,25 @@ choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 }
 
 /*
- * The log may take work_mem in memory (less what the first run holds), and
- * spills to a temporary file past it.  In a hashed aggregation, which keeps
- * every group's state at once, the groups share work_mem, and a log cannot
- * pass its share.
+ * The memory a state's log or sort may take, in kB: work_mem, or in a
+ * hashed aggregation, which keeps every group's state at once, a group's
+ * share of it (at least 64kB, the least a sort takes).  Past it, they
+ * spill to temporary files.
  */
+static int
+memory_kb(const TlbfAggState *state)
+{
+	if (!state->shares_work_mem)
+		return work_mem;
+	return Max(work_mem / Max(state->aggstate->hash_ngroups_current, 1), 64);
+}
+
+/* The log's memory: its share (memory_kb), less what the first run holds. */
 static Size
 log_budget(const TlbfAggState *state)
 {
-	Size		budget = (Size) work_mem * 1024;
+	Size		budget = (Size) memory_kb(state) * 1024;
 
-	if (state->shares_work_mem)
-		budget /= Max(state->aggstate->hash_ngroups_current, 1);
 	if (state->first_run != NULL)
 		budget -= Min(budget, row_log_memory(state->first_run));
 	return budget;
@@ -269,8 +273,7 @@ forget_log(RowLog **log)
 static void
 start_log(TlbfAggState *state, MemoryContext context)
 {
-	state->log = row_log_create(context, !state->shares_work_mem, state->row_kind,
-								state->params.seed);
+	state->log = row_log_create(context, true, state->row_kind, state->params.seed);
 	state->log_budget = log_budget(state);
 	state->logged = 0;
 }
@@ -321,7 +324,7 @@ static void
 start_sorting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
 {
 	register_cleanup(state, fcinfo);
-	state->sorter = row_sorter_begin(context);
+	state->sorter = row_sorter_begin(context, memory_kb(state));
 	state->sorted_rows = 0;
 	state->course = AGG_SORTING;
 }
@@ -362,14 +365,12 @@ static Tlbf *build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryCont
 
 /*
  * A DIRECT state of an aggregation (not a window function) waits for its
- * last row before it builds its filter.  A hashed aggregation's logs stay
- * in memory: no file to close.
+ * last row before it builds its filter.
  */
 static void
 start_waiting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
 {
-	if (!state->shares_work_mem)
-		register_cleanup(state, fcinfo);
+	register_cleanup(state, fcinfo);
 	start_log(state, context);
 	state->waiting = true;
 }
@@ -394,10 +395,7 @@ stop_waiting(TlbfAggState *state, MemoryContext context, bool all_rows)
  * A row older than the newest one by more than the slack, in a waiting
  * state that reorders (a descent).  The first time, the log so far becomes
  * the first run, to be merged with the log of the rows after it.  The
- * second time, every row goes to a sort, or in a hashed aggregation, which
- * does not sort (a sort per group would not keep to work_mem), the filter
- * is built now and its rows are added as they come from now on, a late one
- * at the newest time so far.
+ * second time, every row goes to a sort.
  */
 static void
 arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
@@ -407,11 +405,6 @@ arrived_late(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context
 	{
 		state->first_run = state->log;
 		start_log(state, context);
-		return;
-	}
-	if (state->shares_work_mem)
-	{
-		stop_waiting(state, context, false);
 		return;
 	}
 	start_sorting(state, fcinfo, context);
@@ -443,7 +436,7 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 	{
 		if ((++state->logged & 1023) == 0)
 			state->log_budget = log_budget(state);
-		/* past a hashed aggregation's share: the row is in the log still */
+		/* past the file's limit: the row is in the log still */
 		if (!row_log_append(state->log, row, key, state->log_budget))
 			stop_waiting(state, context, false);
 		return;
