@@ -33,6 +33,10 @@ echo "== SQL: tlbf_agg over exactly one span (accuracy and size)"
 scripts/cluster.sh psql -X -q -f test/bench/sql_agg_one_span.sql
 
 echo
+echo "== SQL: grouped tlbf_agg over shuffled rows against ORDER BY at"
+scripts/cluster.sh psql -X -q -f test/bench/sql_agg_grouped.sql
+
+echo
 echo "== SQL: tlbf_agg's speed, now and before its result was the same under every plan"
 scripts/cluster.sh test/bench/agg_plans.sh
 
