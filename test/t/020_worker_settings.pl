@@ -93,7 +93,8 @@ my @hostile = (
 	q{role = 'owner'},
 	q{search_path = public},
 	q{transform_null_equals = on},
-	q{standard_conforming_strings = off},
+	# (19 refuses it everywhere)
+	($version < 190000 ? (q{standard_conforming_strings = off}) : ()),
 	q{default_transaction_read_only = on},
 	q{default_transaction_isolation = 'serializable'},
 	q{default_transaction_deferrable = on},
