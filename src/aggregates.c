@@ -38,10 +38,11 @@
  *	  in more than a few runs, and sends a filter built from them if they
  *	  pass TLBF_MAX_SENT_BYTES.
  *
- * With ORDER BY at in the call, PostgreSQL sorts the rows first, and they
- * are added as they come, without a log.  As a window function tlbf_agg
- * adds rows as they come, a late one at the newest time so far, and the
- * final function leaves the state as it was.  Elsewhere the final function
+ * With ORDER BY at in the call, PostgreSQL sorts the rows first: they are
+ * logged and added at the end, with no descent to watch for.  As a window
+ * function tlbf_agg adds rows as they come, a late one at the newest time
+ * so far, to a filter sized from the capacity guess, and the final
+ * function leaves the state as it was.  Elsewhere the final function
  * settles the state into one filter and keeps that, so that it can run
  * again on the same state.
  *
