@@ -173,72 +173,68 @@ report_full(const char *name, TlbfStatus status, uint64 truncated_before,
 }
 
 /*
- * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name',
- * under one exclusive lock; ERROR if the pool has no room for them.
- * Returns whether the first key was absent before: the test and the
- * insertion are one atomic step.
+ * Under one exclusive lock on shared filter 'name': is hashes[0] new (not
+ * seen within the span before times[0]; with a threshold, is the
+ * probability that it was seen below 'threshold', given 'prior')?  Then
+ * add hashes[0..n) at times[0..n): all of them, or if 'only_if_new' only
+ * when the first is new.  Returns whether it was new: the test and the
+ * insertion are one atomic step.  ERROR if the pool has no room for them
+ * and 'when_full' says so.
  */
-bool
-tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n)
-{
-	SharedFilterRef ref;
-	TlbfStatus	status;
-	uint64		truncated_before;
-	uint64		truncated_after;
-	Size		region;
-	bool		absent;
-
-	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
-	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
-	truncated_before = ref.filter->truncated;
-	/* the insertion's cache misses overlap the query's */
-	tlbf_prefetch_insert(ref.filter, hashes[0]);
-	absent = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span);
-	status = insert_locked(&ref, hashes, times, n, SHARED_FULL_ERROR);
-	truncated_after = ref.filter->truncated;
-	region = tlbf_directory_region(&ref);
-	tlbf_directory_close(&ref);
-
-	report_full(name, status, truncated_before, truncated_after, region);
-	return absent;
-}
-
-/*
- * The dedup trigger's step, under one exclusive lock: is this a key the
- * filter saw within its span (with a threshold: is the probability that it
- * was at least 'threshold', given 'prior')?  If not, the row is accepted
- * and its key added at 'at'; true.  A rejected key is not added again: it
- * keeps the time of the row accepted last, so that a key is held once per
- * span however often it comes back, and a filter's capacity is the keys
- * it accepts per span.
- */
-bool
-tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at, double threshold,
-				   double prior, SharedWhenFull when_full)
+static bool
+test_and_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
+				double threshold, double prior, bool only_if_new, SharedWhenFull when_full)
 {
 	SharedFilterRef ref;
 	TlbfStatus	status = TLBF_OK;
 	uint64		truncated_before;
 	uint64		truncated_after;
 	Size		region;
-	bool		accept;
+	bool		is_new;
 
 	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
 	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
 	truncated_before = ref.filter->truncated;
-	tlbf_prefetch_insert(ref.filter, hash);
-	accept = !tlbf_query(ref.filter, hash, at, ref.filter->span) ||
+	/* the insertion's cache misses overlap the query's */
+	tlbf_prefetch_insert(ref.filter, hashes[0]);
+	is_new = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span) ||
 		(threshold > 0 &&
-		 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
+		 tlbf_posterior(ref.filter, hashes[0], times[0], ref.filter->span, prior,
 						tlbf_inference_scratch(ref.filter)) < threshold);
-	if (accept)
-		status = insert_locked(&ref, &hash, &at, 1, when_full);
+	if (is_new || !only_if_new)
+		status = insert_locked(&ref, hashes, times, n, when_full);
 	truncated_after = ref.filter->truncated;
 	region = tlbf_directory_region(&ref);
 	tlbf_directory_close(&ref);
 
 	report_full(name, status, truncated_before, truncated_after, region);
-	return accept;
+	return is_new;
+}
+
+/*
+ * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name';
+ * ERROR if the pool has no room for them.  Returns whether the first key
+ * was absent before.
+ */
+bool
+tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n)
+{
+	return test_and_insert(name, hashes, times, n, 0.0, 0.0, false, SHARED_FULL_ERROR);
+}
+
+/*
+ * The dedup trigger's step: is this a key the filter saw within its span
+ * (with a threshold: is the probability that it was at least 'threshold',
+ * given 'prior')?  If not, the row is accepted and its key added at 'at';
+ * true.  A rejected key is not added again: it keeps the time of the row
+ * accepted last, so that a key is held once per span however often it
+ * comes back, and a filter's capacity is the keys it accepts per span.
+ */
+bool
+tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at, double threshold,
+				   double prior, SharedWhenFull when_full)
+{
+	return test_and_insert(name, &hash, &at, 1, threshold, prior, true, when_full);
 }
 
 /*
