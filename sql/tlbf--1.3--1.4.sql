@@ -169,3 +169,244 @@ COMMENT ON FUNCTION tlbf_from_bytea(bytea) IS
 
 CREATE CAST (tlbf AS bytea) WITH FUNCTION @extschema@.tlbf_to_bytea(tlbf);
 CREATE CAST (bytea AS tlbf) WITH FUNCTION @extschema@.tlbf_from_bytea(bytea);
+
+-- The state of the aggregates below, a type of its own so that Citus can
+-- split them: each shard's partial state crosses to the coordinator in
+-- this type's binary or text (base64) form (1.4).
+CREATE TYPE tlbf_agg_state;
+
+CREATE FUNCTION tlbf_agg_state_in(cstring) RETURNS tlbf_agg_state
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_state_out(tlbf_agg_state) RETURNS cstring
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_state_recv(internal) RETURNS tlbf_agg_state
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_state_send(tlbf_agg_state) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE tlbf_agg_state (
+    INPUT = @extschema@.tlbf_agg_state_in,
+    OUTPUT = @extschema@.tlbf_agg_state_out,
+    RECEIVE = @extschema@.tlbf_agg_state_recv,
+    SEND = @extschema@.tlbf_agg_state_send,
+    INTERNALLENGTH = VARIABLE,
+    ALIGNMENT = double,
+    STORAGE = extended
+);
+
+COMMENT ON TYPE tlbf_agg_state IS
+    'the partial state of tlbf_agg and tlbf_union_agg, as it crosses between processes and nodes';
+
+-- One transition function for every item type: its C function learns the
+-- type from the declaration when the caller (Citus) passes no expression.
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item smallint, at timestamptz,
+                                     span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item integer, at timestamptz,
+                                     span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item bigint, at timestamptz,
+                                     span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item text, at timestamptz,
+                                     span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item uuid, at timestamptz,
+                                     span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item bytea, at timestamptz,
+                                     span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item smallint, at timestamptz,
+                                     span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item integer, at timestamptz,
+                                     span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item bigint, at timestamptz,
+                                     span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item text, at timestamptz,
+                                     span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item uuid, at timestamptz,
+                                     span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_trans(tlbf_agg_state, item bytea, at timestamptz,
+                                     span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_union_agg_typed_trans(tlbf_agg_state, tlbf)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_combine(tlbf_agg_state, tlbf_agg_state)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_typed_final(tlbf_agg_state)
+    RETURNS tlbf AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+
+-- tlbf_agg for the item types distributed tables are most often keyed by:
+-- a call with an item of one of them (or an untyped literal or parameter,
+-- which resolves to text) chooses these over tlbf_agg("any", ...), and
+-- gives the same filter.  They hash exactly as tlbf_add does: integers as
+-- integers, whatever their width, and varchar, char(n) and name, which are
+-- cast to text, as text.
+CREATE AGGREGATE tlbf_agg(item smallint, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE tlbf_agg(item smallint, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_agg(smallint, timestamptz, interval) IS
+    'a filter holding every item, seen at its time, for span';
+COMMENT ON AGGREGATE tlbf_agg(smallint, timestamptz, interval, float8) IS
+    'a filter holding every item, seen at its time, for span, at error_rate';
+
+CREATE AGGREGATE tlbf_agg(item integer, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE tlbf_agg(item integer, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_agg(integer, timestamptz, interval) IS
+    'a filter holding every item, seen at its time, for span';
+COMMENT ON AGGREGATE tlbf_agg(integer, timestamptz, interval, float8) IS
+    'a filter holding every item, seen at its time, for span, at error_rate';
+
+CREATE AGGREGATE tlbf_agg(item bigint, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE tlbf_agg(item bigint, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_agg(bigint, timestamptz, interval) IS
+    'a filter holding every item, seen at its time, for span';
+COMMENT ON AGGREGATE tlbf_agg(bigint, timestamptz, interval, float8) IS
+    'a filter holding every item, seen at its time, for span, at error_rate';
+
+CREATE AGGREGATE tlbf_agg(item text, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE tlbf_agg(item text, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_agg(text, timestamptz, interval) IS
+    'a filter holding every item, seen at its time, for span';
+COMMENT ON AGGREGATE tlbf_agg(text, timestamptz, interval, float8) IS
+    'a filter holding every item, seen at its time, for span, at error_rate';
+
+CREATE AGGREGATE tlbf_agg(item uuid, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE tlbf_agg(item uuid, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_agg(uuid, timestamptz, interval) IS
+    'a filter holding every item, seen at its time, for span';
+COMMENT ON AGGREGATE tlbf_agg(uuid, timestamptz, interval, float8) IS
+    'a filter holding every item, seen at its time, for span, at error_rate';
+
+CREATE AGGREGATE tlbf_agg(item bytea, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE tlbf_agg(item bytea, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE tlbf_agg(bytea, timestamptz, interval) IS
+    'a filter holding every item, seen at its time, for span';
+COMMENT ON AGGREGATE tlbf_agg(bytea, timestamptz, interval, float8) IS
+    'a filter holding every item, seen at its time, for span, at error_rate';
+
+-- tlbf_union_agg keeps its name, arguments and dependent views; only its
+-- state changes to tlbf_agg_state.
+CREATE OR REPLACE AGGREGATE tlbf_union_agg(tlbf) (
+    SFUNC = @extschema@.tlbf_union_agg_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+DROP FUNCTION tlbf_union_agg_trans(internal, tlbf);

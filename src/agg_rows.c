@@ -203,6 +203,29 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
 }
 
 /*
+ * Read every row of a received stream once (its runs were checked): the
+ * bytes decode, and each run ascends.
+ */
+void
+row_stream_check_rows(const ReceivedRows *received)
+{
+	const TlbfSentRows *sent = &received->sent;
+
+	for (int r = 0; r < sent->nruns; r++)
+	{
+		TlbfRowCursor cursor;
+		TlbfRow		row;
+
+		tlbf_cursor_open_run(&cursor, sent->rows, sent->len, sent->nrows,
+							 sent->runs, sent->nruns, r);
+		while (tlbf_cursor_next(&cursor, &row))
+			;
+		if (cursor.failed)
+			tlbf_agg_bad_state("The rows do not decode, or do not match their runs.");
+	}
+}
+
+/*
  * The most a log writes to its temporary file; a longer log is dropped, and
  * rows that come out of order after it are merged as a union (see
  * aggregates.c).

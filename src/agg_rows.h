@@ -77,6 +77,7 @@ extern void row_stream_runs(RowStream *stream, ReceivedRows *runs);
 extern bool row_bytes_are_stream(const bytea *bytes);
 extern void tlbf_agg_bad_state(const char *detail);
 extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext context);
+extern void row_stream_check_rows(const ReceivedRows *received);
 
 extern RowLog *row_log_create(MemoryContext parent, bool may_spill,
 							  TlbfRowKind kind, uint64 seed);

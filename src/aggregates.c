@@ -51,6 +51,7 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_rows.h"
+#include "agg_state.h"
 
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
@@ -86,7 +87,8 @@ typedef struct TlbfAggState
 	bool		reorders;		/* puts rows in time order (see choose_course) */
 	bool		shares_work_mem;	/* hashed: every group's state at once */
 	AggState   *aggstate;		/* for the number of groups */
-	TlbfParams	params;			/* from the first row */
+	TlbfParams	params;			/* from the first row (span 0 before) */
+	ItemHasher *hasher;			/* for the item's type, from the first row */
 	TlbfRowKind row_kind;		/* how keys travel in rows */
 	bool		has_rows;
 	uint64		rows_seen;		/* the rows it adds, and their times */
@@ -321,10 +323,13 @@ register_cleanup(TlbfAggState *state, FunctionCallInfo fcinfo)
 	state->cleanup_registered = true;
 }
 
+/* 'fcinfo' is NULL when the state is serialized (its log, which it
+ * sorts, registered the cleanup). */
 static void
 start_sorting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
 {
-	register_cleanup(state, fcinfo);
+	if (fcinfo != NULL)
+		register_cleanup(state, fcinfo);
 	state->sorter = row_sorter_begin(context, memory_kb(state));
 	state->sorted_rows = 0;
 	state->course = AGG_SORTING;
@@ -628,17 +633,17 @@ add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 	}
 }
 
-/* How this call site's keys travel in rows (its item type never changes). */
+/* How the state's keys travel in rows (its item type never changes). */
 static TlbfRowKind
-key_kind(FunctionCallInfo fcinfo)
+key_kind(const ItemHasher *hasher, Datum item)
 {
 	int64		value;
 	const uint8 *bytes;
 	uint32		len;
 
-	if (tlbf_int64_item_arg(fcinfo, 1, &value))
+	if (tlbf_int64_item(hasher, item, &value))
 		return TLBF_ROWS_INT64;
-	if (tlbf_bytes_item_arg(fcinfo, 1, &bytes, &len))
+	if (tlbf_bytes_item(hasher, item, &bytes, &len))
 		return TLBF_ROWS_BYTES;
 	return TLBF_ROWS_HASHES;
 }
@@ -649,7 +654,7 @@ key_kind(FunctionCallInfo fcinfo)
  * the one tlbf_hash_arg gives.
  */
 static void
-read_key(TlbfAggState *state, FunctionCallInfo fcinfo, TlbfRow *row, TlbfRowKey *key)
+read_key(TlbfAggState *state, Datum item, TlbfRow *row, TlbfRowKey *key)
 {
 	bool		sending = state->course == AGG_SENDING;
 	uint64		seed = state->params.seed;
@@ -657,48 +662,45 @@ read_key(TlbfAggState *state, FunctionCallInfo fcinfo, TlbfRow *row, TlbfRowKey 
 	switch (state->row_kind)
 	{
 		case TLBF_ROWS_INT64:
-			(void) tlbf_int64_item_arg(fcinfo, 1, &key->value);
+			(void) tlbf_int64_item(state->hasher, item, &key->value);
 			if (!sending)
 				row->hash = tlbf_hash_int64(key->value, seed);
 			break;
 		case TLBF_ROWS_BYTES:
-			(void) tlbf_bytes_item_arg(fcinfo, 1, &key->bytes, &key->len);
+			(void) tlbf_bytes_item(state->hasher, item, &key->bytes, &key->len);
 			if (!sending || key->len > TLBF_ROW_MAX_KEY_BYTES)
 				row->hash = tlbf_hash_bytes(key->bytes, key->len, seed);
 			break;
 		case TLBF_ROWS_HASHES:
-			row->hash = tlbf_hash_arg(fcinfo, 1, seed);
+			row->hash = tlbf_hash_item(state->hasher, item, seed);
 			break;
 	}
 }
 
 /*
- * tlbf_agg(item, at, span [, error_rate]): add one row.  Rows with a NULL
- * item or time are skipped, as for a strict aggregate.
+ * Add the row of a call tlbf_agg(item, at, span [, error_rate]) (its
+ * arguments from 1 on) to a state; the first row sets its parameters and
+ * course.  Rows with a NULL item or time are skipped, as for a strict
+ * aggregate.
  */
-Datum
-tlbf_agg_trans(PG_FUNCTION_ARGS)
+void
+tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_trans");
-	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 	TlbfRow		row = {0};
 	TlbfRowKey	key = {0};
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		return;
+	if (state->hasher == NULL)
 	{
-		if (state == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
-	}
-	if (state == NULL)
-	{
-		state = new_state(context);
 		first_row_params(fcinfo, &state->params, &state->slack);
 		choose_course(state, fcinfo);
-		state->row_kind = key_kind(fcinfo);
+		state->hasher = tlbf_item_hasher(tlbf_arg_type(fcinfo, 1), PG_GET_COLLATION(),
+										 context);
+		state->row_kind = key_kind(state->hasher, PG_GETARG_DATUM(1));
 	}
 	row.at = tlbf_time_arg(fcinfo, 2);
-	read_key(state, fcinfo, &row, &key);
+	read_key(state, PG_GETARG_DATUM(1), &row, &key);
 	if (state->rows_seen == 0 || row.at < state->oldest_seen)
 		state->oldest_seen = row.at;
 	if (state->rows_seen == 0 || row.at > state->newest_seen)
@@ -717,10 +719,39 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 			break;
 	}
 	state->has_rows = true;
-	PG_RETURN_POINTER(state);
 }
 
 /* tlbf_union_agg(f): keep a copy of each filter to merge at the end. */
+void
+tlbf_agg_state_add_filter(TlbfAggState *state, const Tlbf *f, MemoryContext context)
+{
+	add_part(state, copy_in(f, context), context);
+}
+
+TlbfAggState *
+tlbf_agg_state_create(MemoryContext context)
+{
+	return new_state(context);
+}
+
+Datum
+tlbf_agg_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_trans");
+	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+	if (state == NULL)
+		state = new_state(context);
+	tlbf_agg_state_add_row(state, fcinfo, context);
+	PG_RETURN_POINTER(state);
+}
+
 Datum
 tlbf_union_agg_trans(PG_FUNCTION_ARGS)
 {
@@ -735,7 +766,7 @@ tlbf_union_agg_trans(PG_FUNCTION_ARGS)
 	}
 	if (state == NULL)
 		state = new_state(context);
-	add_part(state, copy_in(tlbf_arg_readonly(fcinfo, 1), context), context);
+	tlbf_agg_state_add_filter(state, tlbf_arg_readonly(fcinfo, 1), context);
 	PG_RETURN_POINTER(state);
 }
 
@@ -770,15 +801,29 @@ state_value(TlbfAggState *state, MemoryContext context)
 	return tlbf_merge_values(inputs, n);
 }
 
+/*
+ * The aggregate's result: a new value in the current memory context, or
+ * NULL when the state holds no row and no filter.  The state settles into
+ * one filter (see the file's header) and may be asked again.
+ */
+Tlbf *
+tlbf_agg_state_result(TlbfAggState *state, MemoryContext context)
+{
+	if (state_is_empty(state))
+		return NULL;
+	return state_value(state, context);
+}
+
 Datum
 tlbf_agg_final(PG_FUNCTION_ARGS)
 {
 	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_final");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
+	Tlbf	   *result = state == NULL ? NULL : tlbf_agg_state_result(state, context);
 
-	if (state == NULL || state_is_empty(state))
+	if (result == NULL)
 		PG_RETURN_NULL();
-	PG_RETURN_POINTER(state_value(state, context));
+	PG_RETURN_POINTER(result);
 }
 
 static ReceivedRows *
@@ -800,29 +845,18 @@ same_params(const TlbfParams *a, const TlbfParams *b)
 }
 
 /*
- * Combine two partial states: the second's rows and filters join the
- * first's, to be built and merged by the final function.  Either may be
- * NULL (a worker that saw no rows).
+ * Combine a partial state into another: the second's rows and filters join
+ * the first's, to be built and merged by the final function.  Whatever of
+ * 'from' lives in 'context' and was made by tlbf_agg_state_deserialize
+ * moves instead of being copied.
  */
-Datum
-tlbf_agg_combine(PG_FUNCTION_ARGS)
+void
+tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from, MemoryContext context)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_combine");
-	TlbfAggState *into = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
-	TlbfAggState *from = PG_ARGISNULL(1) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(1);
-	bool		owned = from != NULL && from->owned_in == context;
+	bool		owned = from->owned_in == context;
 
-	if (from == NULL)
-	{
-		if (into == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(into);
-	}
-	if (into == NULL)
-	{
-		into = new_state(context);
+	if (into->params.span == 0)
 		into->params = from->params;
-	}
 
 	/*
 	 * Rows another participant sent join the rows to merge, unless they are
@@ -848,33 +882,78 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 	}
 
 	/*
-	 * A state made by tlbf_agg_deserialize in this aggregate's context (the
-	 * partial states of a parallel or partitionwise plan) gives its filters
-	 * away instead of having them copied: they are megabytes each, and
-	 * nothing else points to them.
+	 * A state made by tlbf_agg_state_deserialize in this context (the
+	 * partial states of a parallel, partitionwise or distributed plan)
+	 * gives its filters away instead of having them copied: they are
+	 * megabytes each, and nothing else points to them.
 	 */
 	for (int i = 0; i < from->nparts; i++)
 		add_part(into, owned ? from->parts[i] : copy_in(from->parts[i], context), context);
 	if (owned)
 		from->nparts = 0;
+}
+
+/*
+ * Combine two partial states.  Either may be NULL (a worker that saw no
+ * rows).
+ */
+Datum
+tlbf_agg_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_combine");
+	TlbfAggState *into = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
+	TlbfAggState *from = PG_ARGISNULL(1) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(1);
+
+	if (from == NULL)
+	{
+		if (into == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(into);
+	}
+	if (into == NULL)
+		into = new_state(context);
+	tlbf_agg_state_combine(into, from, context);
 	PG_RETURN_POINTER(into);
+}
+
+/*
+ * A state that logged its rows in one stream of few runs, all in memory,
+ * sends that stream as it is: in a distributed plan, where the shard's
+ * rows are one partial aggregation, keys that count up take a few bytes a
+ * row.
+ */
+static bool
+log_is_sendable(const TlbfAggState *state)
+{
+	return state->course == AGG_DIRECT && state->waiting && state->first_run == NULL &&
+		state->log != NULL && state->log->file == NULL &&
+		state->log->stream->nruns <= TLBF_MAX_SENT_RUNS;
 }
 
 /*
  * A partial state travels as its rows (a SENDING state: in place, without a
  * copy; the executor only reads the result to form the tuple it sends, and
- * the state stays valid), sorted if they were being sorted, or else as its
- * filters merged into one value (a tlbf value is a bytea).
+ * the state stays valid), sorted if they were being sorted or logged out
+ * of order, or else as its filters merged into one value (a tlbf value is
+ * a bytea).
  */
-Datum
-tlbf_agg_serialize(PG_FUNCTION_ARGS)
+bytea *
+tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_serialize");
-	TlbfAggState *state = (TlbfAggState *) PG_GETARG_POINTER(0);
 	bool		only_rows = state->nparts == 0 && state->nreceived == 0;
 
 	if (only_rows && state->course == AGG_SENDING)
-		PG_RETURN_BYTEA_P(row_stream_bytes(state->sending, &state->params));
+		return row_stream_bytes(state->sending, &state->params);
+	if (only_rows && log_is_sendable(state))
+		return row_stream_bytes(state->log->stream, &state->params);
+	if (only_rows && state->course == AGG_DIRECT && state->waiting &&
+		state->rows_seen <= TLBF_MAX_SENT_BYTES / TLBF_ROW_MAX_BYTES)
+	{
+		start_sorting(state, NULL, context);
+		sort_log(state, &state->first_run);
+		sort_log(state, &state->log);
+		state->waiting = false;
+	}
 	if (only_rows && state->course == AGG_SORTING &&
 		state->sorted_rows <= TLBF_MAX_SENT_BYTES / TLBF_ROW_MAX_BYTES)
 	{
@@ -888,29 +967,43 @@ tlbf_agg_serialize(PG_FUNCTION_ARGS)
 		state->sorter = NULL;
 		state->sending = sorted;
 		state->course = AGG_SENDING;
-		PG_RETURN_BYTEA_P(row_stream_bytes(state->sending, &state->params));
+		return row_stream_bytes(state->sending, &state->params);
 	}
 	if (state->growing != NULL && state->nparts == 0 && state->course == AGG_DIRECT &&
 		!state->reorders && !state->waiting && state->nreceived == 0)
 	{
 		add_pending(state);
 		tlbf_set_length(state->growing);
-		PG_RETURN_BYTEA_P((bytea *) state->growing);
+		return (bytea *) state->growing;
 	}
-	PG_RETURN_BYTEA_P((bytea *) state_value(state, context));
+	return (bytea *) state_value(state, context);
 }
 
 Datum
-tlbf_agg_deserialize(PG_FUNCTION_ARGS)
+tlbf_agg_serialize(PG_FUNCTION_ARGS)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_deserialize");
-	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_serialize");
+
+	PG_RETURN_BYTEA_P(tlbf_agg_state_serialize((TlbfAggState *) PG_GETARG_POINTER(0),
+											   context));
+}
+
+/*
+ * A state from what tlbf_agg_state_serialize made, in 'context', every byte
+ * checked: rows (their runs now, their rows now if 'check_rows', else as
+ * they are read) or a filter.
+ */
+TlbfAggState *
+tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context, bool check_rows)
+{
 	TlbfAggState *state = new_state(context);
 
 	if (row_bytes_are_stream(bytes))
 	{
 		ReceivedRows *received = row_stream_receive(bytes, context);
 
+		if (check_rows)
+			row_stream_check_rows(received);
 		state->params = received->params;
 		add_received(state, received, context);
 	}
@@ -925,5 +1018,13 @@ tlbf_agg_deserialize(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 	}
 	state->owned_in = context;
-	PG_RETURN_POINTER(state);
+	return state;
+}
+
+Datum
+tlbf_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_deserialize");
+
+	PG_RETURN_POINTER(tlbf_agg_state_deserialize(PG_GETARG_BYTEA_PP(0), context, false));
 }

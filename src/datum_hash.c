@@ -286,6 +286,34 @@ tlbf_hash_key(ItemHasher **hashers, const Datum *values, const bool *nulls, int 
 }
 
 /*
+ * The type of argument 'argno' of a function call: the type of the
+ * expression the call site passes, or, for a caller that calls the
+ * function without one (Citus runs a transition function through a
+ * FmgrInfo of its own), the declared type, when it is a real type.
+ */
+Oid
+tlbf_arg_type(FunctionCallInfo fcinfo, int argno)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+
+	if (!OidIsValid(type) && OidIsValid(fcinfo->flinfo->fn_oid))
+	{
+		Oid		   *declared;
+		int			nargs;
+
+		(void) get_func_signature(fcinfo->flinfo->fn_oid, &declared, &nargs);
+		if (argno < nargs && get_typtype(declared[argno]) != TYPTYPE_PSEUDO)
+			type = declared[argno];
+		pfree(declared);
+	}
+	if (!OidIsValid(type))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDETERMINATE_DATATYPE),
+				 errmsg("could not determine the type of the tlbf item")));
+	return type;
+}
+
+/*
  * The hasher of argument 'argno' (declared "any", so that untyped literals
  * work) of a function call, made on its first call and kept in fn_extra.
  */
@@ -296,16 +324,9 @@ call_site_hasher(FunctionCallInfo fcinfo, int argno)
 
 	/* a call site's argument expression, hence its type, never changes */
 	if (cache->hasher == NULL)
-	{
-		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
-
-		if (!OidIsValid(type))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDETERMINATE_DATATYPE),
-					 errmsg("could not determine the type of the tlbf item")));
-		cache->hasher = tlbf_item_hasher(type, PG_GET_COLLATION(),
+		cache->hasher = tlbf_item_hasher(tlbf_arg_type(fcinfo, argno),
+										 PG_GET_COLLATION(),
 										 fcinfo->flinfo->fn_mcxt);
-	}
 	return cache->hasher;
 }
 
@@ -317,29 +338,33 @@ tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
 }
 
 /*
- * If the item argument is of a string type, point *bytes at the bytes its
- * hash hashes: tlbf_hash_bytes(*bytes, *len, seed).  A detoasted copy lives
- * in the current memory context.
+ * If the item is of a string type, point *bytes at the bytes its hash
+ * hashes: tlbf_hash_bytes(*bytes, *len, seed).  A detoasted copy lives in
+ * the current memory context.
  */
 bool
-tlbf_bytes_item_arg(FunctionCallInfo fcinfo, int argno, const uint8 **bytes, uint32 *len)
+tlbf_bytes_item(const ItemHasher *hasher, Datum item, const uint8 **bytes, uint32 *len)
 {
 	void	   *copy;
 
-	return string_bytes(call_site_hasher(fcinfo, argno)->kind, PG_GETARG_DATUM(argno),
-						bytes, len, &copy);
+	return string_bytes(hasher->kind, item, bytes, len, &copy);
+}
+
+bool
+tlbf_bytes_item_arg(FunctionCallInfo fcinfo, int argno, const uint8 **bytes, uint32 *len)
+{
+	return tlbf_bytes_item(call_site_hasher(fcinfo, argno), PG_GETARG_DATUM(argno),
+						   bytes, len);
 }
 
 /*
- * If the item argument is of an integer or timestamp type, set *value to
- * it: its hash is tlbf_hash_int64(*value, seed).
+ * If the item is of an integer or timestamp type, set *value to it: its
+ * hash is tlbf_hash_int64(*value, seed).
  */
 bool
-tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value)
+tlbf_int64_item(const ItemHasher *hasher, Datum item, int64 *value)
 {
-	Datum		item = PG_GETARG_DATUM(argno);
-
-	switch (call_site_hasher(fcinfo, argno)->kind)
+	switch (hasher->kind)
 	{
 		case ITEM_INT2:
 			*value = DatumGetInt16(item);
@@ -356,4 +381,10 @@ tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value)
 		default:
 			return false;
 	}
+}
+
+bool
+tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value)
+{
+	return tlbf_int64_item(call_site_hasher(fcinfo, argno), PG_GETARG_DATUM(argno), value);
 }

@@ -89,6 +89,10 @@ extern TlbfHash tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed);
 extern bool tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value);
 extern bool tlbf_bytes_item_arg(FunctionCallInfo fcinfo, int argno,
 								const uint8 **bytes, uint32 *len);
+extern Oid	tlbf_arg_type(FunctionCallInfo fcinfo, int argno);
+extern bool tlbf_int64_item(const ItemHasher *hasher, Datum item, int64 *value);
+extern bool tlbf_bytes_item(const ItemHasher *hasher, Datum item,
+							const uint8 **bytes, uint32 *len);
 extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);
 extern TlbfHash tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed);
 extern TlbfHash tlbf_hash_key(ItemHasher **hashers, const Datum *values,

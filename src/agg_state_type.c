@@ -1,0 +1,299 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_state_type.c
+ *	  The tlbf_agg_state type, and the aggregates whose state it is:
+ *	  tlbf_agg(item, at, span [, error_rate]) for items of the types Citus
+ *	  sees most (smallint, integer, bigint, text, uuid, bytea), and
+ *	  tlbf_union_agg(tlbf).
+ *
+ * Citus splits an aggregate between the workers, next to the shards, and
+ * the coordinator only if its state is of a real type (not internal) with
+ * a combine function: each shard's partial state then crosses as that
+ * type's text or binary form, and the coordinator combines them.  The
+ * state is the one tlbf_agg("any", ...) keeps (aggregates.c); here it lives
+ * in an expanded object (utils/expandeddatum.h), which the executor keeps
+ * from row to row without copying, and its flat form, in which it crosses
+ * between processes and nodes, is what tlbf_agg_state_serialize makes: the
+ * rows, in at most a few ascending runs (so that the final aggregation
+ * adds every participant's rows in time order, as one server would), or a
+ * filter when there are too many (tlbf.agg_send_limit).  The text form is
+ * base64.  A flat state from outside is checked byte by byte (its header,
+ * runs and rows, or the filter) before it is used.
+ *
+ * The transition function is called with the item's type known from the
+ * call site, or, under Citus, from its own declaration (Citus calls it
+ * through a FmgrInfo of its own, without the call's expression): hence one
+ * declaration per item type, which also lets a driver's untyped parameter
+ * resolve to text.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "agg_rows.h"
+#include "agg_state.h"
+
+#include "common/base64.h"
+#include "libpq/pqformat.h"
+#include "utils/expandeddatum.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(tlbf_agg_state_in);
+PG_FUNCTION_INFO_V1(tlbf_agg_state_out);
+PG_FUNCTION_INFO_V1(tlbf_agg_state_recv);
+PG_FUNCTION_INFO_V1(tlbf_agg_state_send);
+PG_FUNCTION_INFO_V1(tlbf_agg_typed_trans);
+PG_FUNCTION_INFO_V1(tlbf_union_agg_typed_trans);
+PG_FUNCTION_INFO_V1(tlbf_agg_typed_combine);
+PG_FUNCTION_INFO_V1(tlbf_agg_typed_final);
+
+typedef struct ExpandedState
+{
+	ExpandedObjectHeader hdr;
+	TlbfAggState *state;		/* in hdr.eoh_context */
+	bytea	   *flat;			/* its flat form, once made, until it changes */
+} ExpandedState;
+
+static Size state_flat_size(ExpandedObjectHeader *eohptr);
+static void state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size);
+
+static const ExpandedObjectMethods state_methods = {
+	state_flat_size,
+	state_flatten
+};
+
+/* The flat form is made once, in the object's memory, and copied out. */
+static Size
+state_flat_size(ExpandedObjectHeader *eohptr)
+{
+	ExpandedState *expanded = (ExpandedState *) eohptr;
+
+	if (expanded->flat == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(expanded->hdr.eoh_context);
+
+		expanded->flat = tlbf_agg_state_serialize(expanded->state, expanded->hdr.eoh_context);
+		MemoryContextSwitchTo(old);
+	}
+	return VARSIZE(expanded->flat);
+}
+
+static void
+state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
+{
+	ExpandedState *expanded = (ExpandedState *) eohptr;
+
+	Assert(expanded->flat != NULL && VARSIZE(expanded->flat) == allocated_size);
+	memcpy(result, expanded->flat, allocated_size);
+}
+
+/*
+ * A new state in a memory context of its own under 'parent': empty, or
+ * made from a flat one ('check_rows': one from outside).
+ */
+static ExpandedState *
+new_expanded(MemoryContext parent, const bytea *flat, bool check_rows)
+{
+	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg_state",
+												  ALLOCSET_DEFAULT_SIZES);
+	ExpandedState *expanded = MemoryContextAllocZero(context, sizeof(ExpandedState));
+
+	EOH_init_header(&expanded->hdr, &state_methods, context);
+	expanded->state = flat == NULL ? tlbf_agg_state_create(context) :
+		tlbf_agg_state_deserialize(flat, context, check_rows);
+	return expanded;
+}
+
+static MemoryContext
+aggregate_context(FunctionCallInfo fcinfo, const char *function)
+{
+	MemoryContext context;
+
+	if (!AggCheckCallContext(fcinfo, &context))
+		elog(ERROR, "%s called in a non-aggregate context", function);
+	return context;
+}
+
+/*
+ * Argument 'argno', a state: the executor's own (an expanded object of
+ * ours), or a flat one, made a new object under 'parent'.  NULL for NULL.
+ */
+static ExpandedState *
+state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext parent)
+{
+	Datum		value;
+
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	value = PG_GETARG_DATUM(argno);
+	if (VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)) &&
+		DatumGetEOHP(value)->eoh_methods == &state_methods)
+		return (ExpandedState *) DatumGetEOHP(value);
+	return new_expanded(parent, PG_GETARG_BYTEA_PP(argno), false);
+}
+
+/*
+ * The state a transition function adds to, made on its first row in the
+ * aggregate's memory, where the executor keeps it as it is.  Its flat form
+ * is out of date from now on.
+ */
+static ExpandedState *
+state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate)
+{
+	ExpandedState *expanded = state_arg(fcinfo, 0, aggregate);
+
+	if (expanded == NULL)
+		expanded = new_expanded(aggregate, NULL, false);
+	expanded->flat = NULL;
+	return expanded;
+}
+
+/* tlbf_agg(item, at, span [, error_rate]) for an item of a declared type. */
+Datum
+tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_agg_typed_trans");
+	ExpandedState *expanded;
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	expanded = state_to_change(fcinfo, aggregate);
+	tlbf_agg_state_add_row(expanded->state, fcinfo, expanded->hdr.eoh_context);
+	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
+}
+
+Datum
+tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_union_agg_typed_trans");
+	ExpandedState *expanded;
+
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	expanded = state_to_change(fcinfo, aggregate);
+	tlbf_agg_state_add_filter(expanded->state, tlbf_arg_readonly(fcinfo, 1),
+							  expanded->hdr.eoh_context);
+	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
+}
+
+/*
+ * Combine a partial state (a flat one, from a parallel worker or a Citus
+ * worker) into the first.  Either may be NULL.
+ */
+Datum
+tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_agg_typed_combine");
+	ExpandedState *into;
+	ExpandedState *from;
+
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	into = state_to_change(fcinfo, aggregate);
+	from = state_arg(fcinfo, 1, into->hdr.eoh_context);
+	tlbf_agg_state_combine(into->state, from->state, into->hdr.eoh_context);
+	PG_RETURN_DATUM(EOHPGetRWDatum(&into->hdr));
+}
+
+Datum
+tlbf_agg_typed_final(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_agg_typed_final");
+	ExpandedState *expanded = state_arg(fcinfo, 0, aggregate);
+	Tlbf	   *result;
+
+	if (expanded == NULL)
+		PG_RETURN_NULL();
+	expanded->flat = NULL;
+	result = tlbf_agg_state_result(expanded->state, expanded->hdr.eoh_context);
+	if (result == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_POINTER(result);
+}
+
+/*
+ * A flat state from outside, as a new value: checked as a final
+ * aggregation would read it, then copied.
+ */
+static bytea *
+checked_state(const char *data, Size len)
+{
+	bytea	   *flat;
+	ExpandedState *expanded;
+
+	if (len > MaxAllocSize - VARHDRSZ)
+		tlbf_agg_bad_state("The state is too large.");
+	flat = palloc(VARHDRSZ + len);
+	SET_VARSIZE(flat, VARHDRSZ + len);
+	memcpy(VARDATA(flat), data, len);
+	expanded = new_expanded(CurrentMemoryContext, flat, true);
+	DeleteExpandedObject(EOHPGetRWDatum(&expanded->hdr));
+	return flat;
+}
+
+Datum
+tlbf_agg_state_in(PG_FUNCTION_ARGS)
+{
+	const char *text = PG_GETARG_CSTRING(0);
+	size_t		len = strlen(text);
+	size_t		capacity = len / 4 * 3 + 3;
+	char	   *decoded;
+	int			decoded_len;
+
+	if (len > (size_t) INT_MAX || capacity > MaxAllocSize - VARHDRSZ)
+		tlbf_agg_bad_state("The state is too large.");
+	decoded = palloc(capacity);
+	decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, (int) capacity);
+	if (decoded_len < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type tlbf_agg_state"),
+				 errdetail("A tlbf_agg_state value is written in base64.")));
+	PG_RETURN_BYTEA_P(checked_state(decoded, decoded_len));
+}
+
+/* The flat form (an expanded state is flattened on the way in). */
+Datum
+tlbf_agg_state_out(PG_FUNCTION_ARGS)
+{
+	bytea	   *flat = PG_GETARG_BYTEA_PP(0);
+	int			len = VARSIZE_ANY_EXHDR(flat);
+	int			text_len = pg_b64_enc_len(len);
+	char	   *text = palloc(text_len + 1);
+	int			written = pg_b64_encode((const void *) VARDATA_ANY(flat), len, text, text_len);
+
+	if (written < 0)
+		elog(ERROR, "could not encode a tlbf_agg_state value in base64");
+	text[written] = '\0';
+	PG_RETURN_CSTRING(text);
+}
+
+Datum
+tlbf_agg_state_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	int			len = buf->len - buf->cursor;
+
+	PG_RETURN_BYTEA_P(checked_state(pq_getmsgbytes(buf, len), len));
+}
+
+Datum
+tlbf_agg_state_send(PG_FUNCTION_ARGS)
+{
+	bytea	   *flat = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbytes(&buf, VARDATA_ANY(flat), VARSIZE_ANY_EXHDR(flat));
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
