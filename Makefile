@@ -77,7 +77,7 @@ name the pg_config of the PostgreSQL to build against:
 (`make test` installs what it needs by itself.)
 endef
 export NO_PGXS_MESSAGE
-all install installdirs uninstall installcheck installcheck-preload tap:
+all install installdirs uninstall installcheck installcheck-preload tap citus-tap:
 	@echo "$$NO_PGXS_MESSAGE" >&2; exit 1
 clean:
 	rm -rf $(EXTRA_CLEAN) $(OBJS) $(MODULE_big).so
@@ -141,6 +141,12 @@ endif
 # TAP tests (PostgreSQL::Test::Cluster; each starts its own clusters).  The
 # programs of a relocated PostgreSQL tree may find another libpq first.
 tap:
+	export LD_LIBRARY_PATH='$(libdir)'$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}; $(prove_installcheck)
+
+# The Citus TAP tests (test/citus/*.pl), on a PostgreSQL with Citus
+# installed; scripts/citus.sh builds one and runs them.
+citus-tap: PROVE_TESTS = $(sort $(wildcard test/citus/*.pl))
+citus-tap:
 	export LD_LIBRARY_PATH='$(libdir)'$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}; $(prove_installcheck)
 endif
 

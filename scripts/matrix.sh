@@ -21,8 +21,10 @@
 #   regress    make installcheck on a throwaway cluster (library not preloaded)
 #   preload    make installcheck-preload (REGRESS_PRELOAD and isolation)
 #   tap        make tap, as the postgres user when run as root
-# MATRIX_STEPS chooses among regress, preload and tap (default: all three;
-# build and install always run).  A failed step does not stop the others
+# and once, after every version, citus: scripts/citus.sh, the Citus tests
+# (test/citus) on 15 and 17.2, each in a copy with Citus built in.
+# MATRIX_STEPS chooses among regress, preload, tap and citus (default: all
+# four; build and install always run).  A failed step does not stop the others
 # (the build aside), nor the other versions.  Logs go to
 # build/matrix/<version>/; a summary with the time of each version ends the
 # run, which exits 1 if anything failed.
@@ -41,7 +43,7 @@ else
 fi
 tarballs=${MATRIX_TARBALLS-$repo/../shared/postgres}
 copt=${MATRIX_COPT--Werror}
-steps=" ${MATRIX_STEPS-regress preload tap} "
+steps=" ${MATRIX_STEPS-regress preload tap citus} "
 mkdir -p "$cache/postgres"
 cache=$(cd "$cache" && pwd)
 
@@ -269,10 +271,26 @@ for pg_config in "${configs[@]}"; do
     summary+=("$(printf '%-12s %-7s %-7s %-7s %-7s %-7s %5ss' "$label" "${results[@]}" $(( $(date +%s) - t0 )))")
 done
 
+# The Citus tests, on PostgreSQL 15 (Citus 13.2.2) and 17.2 (Citus 14.0.1),
+# unless MATRIX_STEPS leaves them out; without ../shared/citus they say
+# they were skipped.
+citus_result=-
+if [[ $steps == *" citus "* ]]; then
+    echo "== Citus"
+    if MATRIX_CACHE=$cache step citus "$logs/citus.log" scripts/citus.sh; then
+        citus_result=ok
+        grep -E 'SKIPPED|^== ' "$logs/citus.log" | sed 's/^/   /' || true
+    else
+        citus_result=FAILED
+        failed=1
+    fi
+fi
+
 echo
 echo "== matrix: $(date -u +%Y-%m-%d), ${#configs[@]} versions, $(( $(date +%s) - started ))s in all"
 printf '%-12s %-7s %-7s %-7s %-7s %-7s %6s\n' version build install regress preload tap time
 printf '%s\n' "${summary[@]}"
+echo "citus (15 and 17.2, coordinator and two workers): $citus_result"
 if [ -s "$logs/failures" ]; then
     echo "what failed:"
     cat "$logs/failures"

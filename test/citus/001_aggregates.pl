@@ -1,0 +1,153 @@
+# tlbf_agg and tlbf_union_agg on a Citus cluster (a coordinator and two
+# workers): Citus splits them (EXPLAIN shows the partial step on the
+# workers), the workers send compact partial states instead of rows, and the
+# results are the bytes the same aggregate gives over a local table of the
+# same rows (no GROUP BY, GROUP BY the distribution column, GROUP BY another
+# column), with rows stored in no particular order.  Run by scripts/citus.sh
+# on a PostgreSQL that has Citus.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $libdir = `pg_config --pkglibdir`;
+chomp $libdir;
+plan skip_all => "Citus is not installed in $libdir (scripts/citus.sh installs it)"
+  unless -f "$libdir/citus.so";
+
+my @nodes;
+for my $name ('coordinator', 'worker1', 'worker2')
+{
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', qq{
+		listen_addresses = 'localhost'
+		shared_preload_libraries = 'citus,tlbf'
+		max_worker_processes = 16
+		tlbf.worker_enabled = off
+		citus.max_worker_nodes_tracked = 4
+	});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	push @nodes, $node;
+}
+my ($coordinator, @workers) = @nodes;
+$coordinator->safe_psql('postgres', sprintf(q{
+	SELECT citus_set_coordinator_host('localhost', %d);
+	SELECT citus_add_node('localhost', %d);
+	SELECT citus_add_node('localhost', %d);
+	CREATE EXTENSION tlbf;
+}, map { $_->port } @nodes));
+my $citus = $coordinator->safe_psql('postgres',
+	q{SELECT extversion FROM pg_extension WHERE extname = 'citus'});
+note "Citus $citus on " . $coordinator->safe_psql('postgres', 'SHOW server_version');
+
+# 400,000 visits of 20,000 users to 12 sites over 80 minutes (the span is
+# an hour), inserted in random order; the same rows in a local table.
+$coordinator->safe_psql('postgres', q{
+	SET TimeZone = 'UTC';
+	SELECT setseed(0.5);
+	CREATE TABLE visits_local AS
+	SELECT (random() * 20000)::bigint AS user_id, (random() * 11)::int AS site,
+	       '2024-01-01 00:00+00'::timestamptz + g * interval '12 ms' AS at
+	FROM generate_series(1, 400000) g ORDER BY random();
+	CREATE TABLE visits (LIKE visits_local);
+	SELECT create_distributed_table('visits', 'user_id');
+	INSERT INTO visits SELECT * FROM visits_local;
+	ANALYZE visits, visits_local;
+});
+
+sub plan_of
+{
+	my ($query) = @_;
+	return $coordinator->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $query");
+}
+
+sub yes { return $coordinator->safe_psql('postgres', $_[0]) eq 't' }
+
+# 1. The partial step runs on the workers.
+my $partial = qr/worker_(binary_)?partial_agg\('public\.tlbf_agg\(bigint,timestamp with time zone,interval\)'/;
+like(plan_of(q{SELECT tlbf_agg(user_id, at, '1 hour') FROM visits}),
+	$partial, 'tlbf_agg: the workers run the partial aggregate');
+like(plan_of(q{SELECT site, tlbf_agg(user_id, at, '1 hour') FROM visits GROUP BY site}),
+	$partial, 'tlbf_agg grouped by another column: partial aggregates on the workers');
+like(plan_of(q{SELECT user_id, tlbf_agg(user_id, at, '1 hour') FROM visits GROUP BY user_id}),
+	qr/Task.*\n.*Query: SELECT user_id, public\.tlbf_agg\(user_id, at/,
+	'grouped by the distribution column: the whole aggregate runs on the workers');
+
+# 2. What crosses: each shard's partial state against its rows as Citus
+# would gather them (their text, one tab and one newline a row).
+my $shards = $coordinator->safe_psql('postgres', q{
+	SELECT shard_name, nodeport FROM citus_shards
+	WHERE table_name = 'visits'::regclass ORDER BY 1});
+my ($state_bytes, $row_bytes) = (0, 0);
+for my $line (split /\n/, $shards)
+{
+	my ($shard, $port) = split /\|/, $line;
+	my ($worker) = grep { $_->port == $port } @workers;
+	my ($state, $rows) = split /\|/, $worker->safe_psql('postgres', qq{
+		SELECT octet_length(tlbf_agg_state_send(pg_catalog.worker_partial_agg(
+		           'public.tlbf_agg(bigint,timestamptz,interval)'::regprocedure,
+		           ROW(user_id, at, '1 hour'::interval))::text::public.tlbf_agg_state)),
+		       sum(octet_length(user_id::text) + octet_length(at::text) + 2)
+		FROM $shard});
+	$state_bytes += $state;
+	$row_bytes += $rows;
+}
+note sprintf('partial states: %d bytes for 400000 rows (%.1f a row); the rows as text: %d bytes (%.1fx)',
+	$state_bytes, $state_bytes / 400000, $row_bytes, $row_bytes / $state_bytes);
+cmp_ok($state_bytes, '<', $row_bytes, 'the partial states take less than the rows');
+
+# 3. The same bytes as over the local table, for each grouping.
+ok( yes(q{
+	SELECT (SELECT tlbf_agg(user_id, at, '1 hour')::bytea FROM visits)
+	     = (SELECT tlbf_agg(user_id, at, '1 hour' ORDER BY at)::bytea FROM visits_local)}),
+	'no GROUP BY: the bytes of the local ordered aggregate');
+is( $coordinator->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE d.f::bytea = l.f::bytea) || ' of ' || count(*)
+	FROM (SELECT site, tlbf_agg(user_id, at, '1 hour') f FROM visits GROUP BY site) d
+	FULL JOIN (SELECT site, tlbf_agg(user_id, at, '1 hour' ORDER BY at) f
+	           FROM visits_local GROUP BY site) l USING (site)}),
+	'12 of 12', 'GROUP BY another column: every group the same bytes');
+is( $coordinator->safe_psql('postgres', q{
+	WITH d AS (SELECT user_id, tlbf_agg(user_id, at, '1 hour') f FROM visits GROUP BY user_id)
+	SELECT count(*) FILTER (WHERE d.f::bytea = l.f::bytea) = count(*) AND count(*) > 19000
+	FROM d FULL JOIN (SELECT user_id, tlbf_agg(user_id, at, '1 hour' ORDER BY at) f
+	                  FROM visits_local GROUP BY user_id) l USING (user_id)}),
+	't', 'GROUP BY the distribution column: every group the same bytes');
+ok( yes(q{
+	SELECT (SELECT tlbf_agg(user_id::text, at, '1 hour', 0.001)::bytea FROM visits)
+	     = (SELECT tlbf_agg(user_id::text, at, '1 hour', 0.001 ORDER BY at)::bytea FROM visits_local)}),
+	'text items and an error rate: the same bytes');
+
+# An item type without a typed aggregate, and ORDER BY in the call: Citus
+# gathers the rows; still the same filter.
+ok( yes(q{
+	SELECT (SELECT tlbf_agg(user_id::numeric, at, '1 hour')::bytea FROM visits)
+	     = (SELECT tlbf_agg(user_id::numeric, at, '1 hour' ORDER BY at)::bytea FROM visits_local)}),
+	'numeric items (gathered rows): the same bytes');
+
+# 4. tlbf_union_agg over a distributed table of filters: split the same
+# way; the union holds what the local one does (a union keeps its inputs'
+# slices in the order they come, so only its size and answers compare).
+$coordinator->safe_psql('postgres', q{
+	CREATE TABLE site_filters AS
+	SELECT site, tlbf_agg(user_id, at, '1 hour' ORDER BY at) AS f FROM visits_local GROUP BY site;
+	CREATE TABLE site_filters_local AS SELECT * FROM site_filters;
+	SELECT create_distributed_table('site_filters', 'site');
+});
+like(plan_of(q{SELECT tlbf_union_agg(f) FROM site_filters}),
+	qr/worker_(binary_)?partial_agg\('public\.tlbf_union_agg\(public\.tlbf\)'/,
+	'tlbf_union_agg: the workers run the partial aggregate');
+ok( yes(q{
+	WITH d AS (SELECT tlbf_union_agg(f) AS u FROM site_filters),
+	     l AS (SELECT tlbf_union_agg(f) AS u FROM site_filters_local)
+	SELECT octet_length(d.u::bytea) = octet_length(l.u::bytea)
+	   AND (SELECT bool_and(tlbf_contains(d.u, user_id, '2024-01-01 01:20+00'))
+	        FROM visits_local WHERE at > '2024-01-01 00:20:01+00')
+	FROM d, l}),
+	'tlbf_union_agg: the local size, and every key of the last hour');
+
+done_testing();
