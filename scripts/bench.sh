@@ -37,6 +37,10 @@ echo "== SQL: grouped tlbf_agg over shuffled rows against ORDER BY at"
 scripts/cluster.sh psql -X -q -f test/bench/sql_agg_grouped.sql
 
 echo
+echo "== Citus: tlbf_agg on a coordinator and two workers against a local table of the same rows"
+test/bench/citus_agg.sh
+
+echo
 echo "== SQL: tlbf_agg's speed, now and before its result was the same under every plan"
 scripts/cluster.sh test/bench/agg_plans.sh
 
