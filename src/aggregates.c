@@ -1,9 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * aggregates.c
- *	  tlbf_agg(item, at, span [, error_rate]) and tlbf_union_agg(tlbf),
- *	  with the combine, serialize and deserialize functions parallel and
- *	  distributed aggregation need.
+ *	  The state of tlbf_agg(item, at, span [, error_rate]) and
+ *	  tlbf_union_agg(tlbf) (agg_state.h), and the functions of
+ *	  tlbf_agg("any", ...), whose state is internal: transition, final,
+ *	  combine, serialize and deserialize, as parallel aggregation needs.
+ *	  The typed forms and tlbf_union_agg keep the same state in a type of
+ *	  its own, which Citus can split (agg_state_type.c).
  *
  * tlbf_agg's result is the filter that adding its rows one by one in time
  * order gives, whatever order the plan delivers them in: a filter's slices

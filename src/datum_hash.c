@@ -350,13 +350,6 @@ tlbf_bytes_item(const ItemHasher *hasher, Datum item, const uint8 **bytes, uint3
 	return string_bytes(hasher->kind, item, bytes, len, &copy);
 }
 
-bool
-tlbf_bytes_item_arg(FunctionCallInfo fcinfo, int argno, const uint8 **bytes, uint32 *len)
-{
-	return tlbf_bytes_item(call_site_hasher(fcinfo, argno), PG_GETARG_DATUM(argno),
-						   bytes, len);
-}
-
 /*
  * If the item is of an integer or timestamp type, set *value to it: its
  * hash is tlbf_hash_int64(*value, seed).
@@ -381,10 +374,4 @@ tlbf_int64_item(const ItemHasher *hasher, Datum item, int64 *value)
 		default:
 			return false;
 	}
-}
-
-bool
-tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value)
-{
-	return tlbf_int64_item(call_site_hasher(fcinfo, argno), PG_GETARG_DATUM(argno), value);
 }

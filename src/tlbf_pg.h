@@ -86,9 +86,6 @@ extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
 
 /* datum_hash.c */
 extern TlbfHash tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed);
-extern bool tlbf_int64_item_arg(FunctionCallInfo fcinfo, int argno, int64 *value);
-extern bool tlbf_bytes_item_arg(FunctionCallInfo fcinfo, int argno,
-								const uint8 **bytes, uint32 *len);
 extern Oid	tlbf_arg_type(FunctionCallInfo fcinfo, int argno);
 extern bool tlbf_int64_item(const ItemHasher *hasher, Datum item, int64 *value);
 extern bool tlbf_bytes_item(const ItemHasher *hasher, Datum item,
