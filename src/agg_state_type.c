@@ -183,15 +183,17 @@ tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
 }
 
 /*
- * Combine a partial state (a flat one, from a parallel worker or a Citus
- * worker) into the first.  Either may be NULL.
+ * Combine a partial state into the first.  Either may be NULL.  The second
+ * is read in its flat form, as it crosses between processes and nodes,
+ * also when it comes in memory (a partitionwise plan's partial aggregates
+ * run in the same process): its rows, not a filter, join the first's.
  */
 Datum
 tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_agg_typed_combine");
 	ExpandedState *into;
-	ExpandedState *from;
+	TlbfAggState *from;
 
 	if (PG_ARGISNULL(1))
 	{
@@ -200,8 +202,8 @@ tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
 	into = state_to_change(fcinfo, aggregate);
-	from = state_arg(fcinfo, 1, into->hdr.eoh_context);
-	tlbf_agg_state_combine(into->state, from->state, into->hdr.eoh_context);
+	from = tlbf_agg_state_deserialize(PG_GETARG_BYTEA_PP(1), into->hdr.eoh_context, false);
+	tlbf_agg_state_combine(into->state, from, into->hdr.eoh_context);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&into->hdr));
 }
 
