@@ -92,8 +92,9 @@ state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
 static ExpandedState *
 new_expanded(MemoryContext parent, const bytea *flat, bool check_rows)
 {
+	/* small blocks: a hashed GROUP BY keeps one per group */
 	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg_state",
-												  ALLOCSET_DEFAULT_SIZES);
+												  ALLOCSET_SMALL_SIZES);
 	ExpandedState *expanded = MemoryContextAllocZero(context, sizeof(ExpandedState));
 
 	EOH_init_header(&expanded->hdr, &state_methods, context);
