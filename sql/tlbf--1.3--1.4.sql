@@ -409,4 +409,4 @@ CREATE OR REPLACE AGGREGATE tlbf_union_agg(tlbf) (
     COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
     PARALLEL = SAFE
 );
-DROP FUNCTION tlbf_union_agg_trans(internal, tlbf);
+DROP FUNCTION @extschema@.tlbf_union_agg_trans(internal, tlbf);

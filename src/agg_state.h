@@ -15,6 +15,7 @@
 
 typedef struct TlbfAggState TlbfAggState;
 
+extern MemoryContext tlbf_aggregate_context(FunctionCallInfo fcinfo, const char *function);
 extern TlbfAggState *tlbf_agg_state_create(MemoryContext context);
 extern void tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo,
 								   MemoryContext context);

@@ -31,7 +31,6 @@
 #include "agg_rows.h"
 #include "agg_state.h"
 
-#include "common/base64.h"
 #include "libpq/pqformat.h"
 #include "utils/expandeddatum.h"
 #include "utils/memutils.h"
@@ -103,16 +102,6 @@ new_expanded(MemoryContext parent, const bytea *flat, bool check_rows)
 	return expanded;
 }
 
-static MemoryContext
-aggregate_context(FunctionCallInfo fcinfo, const char *function)
-{
-	MemoryContext context;
-
-	if (!AggCheckCallContext(fcinfo, &context))
-		elog(ERROR, "%s called in a non-aggregate context", function);
-	return context;
-}
-
 /*
  * Argument 'argno', a state: the executor's own (an expanded object of
  * ours), or a flat one, made a new object under 'parent'.  NULL for NULL.
@@ -151,7 +140,7 @@ state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate)
 Datum
 tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_agg_typed_trans");
+	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_trans");
 	ExpandedState *expanded;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
@@ -168,7 +157,7 @@ tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
 Datum
 tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_union_agg_typed_trans");
+	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_union_agg_typed_trans");
 	ExpandedState *expanded;
 
 	if (PG_ARGISNULL(1))
@@ -192,7 +181,7 @@ tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
 Datum
 tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_agg_typed_combine");
+	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_combine");
 	ExpandedState *into;
 	TlbfAggState *from;
 
@@ -211,7 +200,7 @@ tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 Datum
 tlbf_agg_typed_final(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggregate = aggregate_context(fcinfo, "tlbf_agg_typed_final");
+	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_final");
 	ExpandedState *expanded = state_arg(fcinfo, 0, aggregate);
 	Tlbf	   *result;
 
@@ -247,22 +236,10 @@ checked_state(const char *data, Size len)
 Datum
 tlbf_agg_state_in(PG_FUNCTION_ARGS)
 {
-	const char *text = PG_GETARG_CSTRING(0);
-	size_t		len = strlen(text);
-	size_t		capacity = len / 4 * 3 + 3;
-	char	   *decoded;
-	int			decoded_len;
+	int			len;
+	char	   *decoded = tlbf_base64_decode(PG_GETARG_CSTRING(0), &len, "tlbf_agg_state");
 
-	if (len > (size_t) INT_MAX || capacity > MaxAllocSize - VARHDRSZ)
-		tlbf_agg_bad_state("The state is too large.");
-	decoded = palloc(capacity);
-	decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, (int) capacity);
-	if (decoded_len < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for type tlbf_agg_state"),
-				 errdetail("A tlbf_agg_state value is written in base64.")));
-	PG_RETURN_BYTEA_P(checked_state(decoded, decoded_len));
+	PG_RETURN_BYTEA_P(checked_state(decoded, len));
 }
 
 /* The flat form (an expanded state is flattened on the way in). */
@@ -270,15 +247,8 @@ Datum
 tlbf_agg_state_out(PG_FUNCTION_ARGS)
 {
 	bytea	   *flat = PG_GETARG_BYTEA_PP(0);
-	int			len = VARSIZE_ANY_EXHDR(flat);
-	int			text_len = pg_b64_enc_len(len);
-	char	   *text = palloc(text_len + 1);
-	int			written = pg_b64_encode((const void *) VARDATA_ANY(flat), len, text, text_len);
 
-	if (written < 0)
-		elog(ERROR, "could not encode a tlbf_agg_state value in base64");
-	text[written] = '\0';
-	PG_RETURN_CSTRING(text);
+	PG_RETURN_CSTRING(tlbf_base64_encode(VARDATA_ANY(flat), VARSIZE_ANY_EXHDR(flat)));
 }
 
 Datum

@@ -132,8 +132,9 @@ typedef struct TlbfAggState
 								 * this context */
 } TlbfAggState;
 
-static MemoryContext
-aggregate_context(FunctionCallInfo fcinfo, const char *function)
+/* The memory of the aggregate 'function' runs in; ERROR outside one. */
+MemoryContext
+tlbf_aggregate_context(FunctionCallInfo fcinfo, const char *function)
 {
 	MemoryContext context;
 
@@ -740,7 +741,7 @@ tlbf_agg_state_create(MemoryContext context)
 Datum
 tlbf_agg_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_trans");
+	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_trans");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
@@ -755,10 +756,14 @@ tlbf_agg_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(state);
 }
 
+/*
+ * tlbf_union_agg's transition function up to 1.3 (1.4 keeps its state in
+ * tlbf_agg_state); a database not yet updated still calls it.
+ */
 Datum
 tlbf_union_agg_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_union_agg_trans");
+	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_union_agg_trans");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 
 	if (PG_ARGISNULL(1))
@@ -820,7 +825,7 @@ tlbf_agg_state_result(TlbfAggState *state, MemoryContext context)
 Datum
 tlbf_agg_final(PG_FUNCTION_ARGS)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_final");
+	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_final");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 	Tlbf	   *result = state == NULL ? NULL : tlbf_agg_state_result(state, context);
 
@@ -903,7 +908,7 @@ tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from, MemoryContext con
 Datum
 tlbf_agg_combine(PG_FUNCTION_ARGS)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_combine");
+	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_combine");
 	TlbfAggState *into = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
 	TlbfAggState *from = PG_ARGISNULL(1) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(1);
 
@@ -985,7 +990,7 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 Datum
 tlbf_agg_serialize(PG_FUNCTION_ARGS)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_serialize");
+	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_serialize");
 
 	PG_RETURN_BYTEA_P(tlbf_agg_state_serialize((TlbfAggState *) PG_GETARG_POINTER(0),
 											   context));
@@ -1027,7 +1032,7 @@ tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context, bool check
 Datum
 tlbf_agg_deserialize(PG_FUNCTION_ARGS)
 {
-	MemoryContext context = aggregate_context(fcinfo, "tlbf_agg_deserialize");
+	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_deserialize");
 
 	PG_RETURN_POINTER(tlbf_agg_state_deserialize(PG_GETARG_BYTEA_PP(0), context, false));
 }

@@ -72,6 +72,10 @@ extern void tlbf_set_length(Tlbf *f);
 /* functions.c */
 extern void tlbf_check_create_params(TlbfParams *params);
 
+/* type_io.c */
+extern char *tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name);
+extern char *tlbf_base64_encode(const char *data, int len);
+
 /* info.c */
 extern Datum tlbf_info_jsonb(const Tlbf *f, TlbfTime at);
 

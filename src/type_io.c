@@ -26,29 +26,55 @@ PG_FUNCTION_INFO_V1(tlbf_send);
 PG_FUNCTION_INFO_V1(tlbf_to_bytea);
 PG_FUNCTION_INFO_V1(tlbf_from_bytea);
 
-Datum
-tlbf_in(PG_FUNCTION_ARGS)
+/*
+ * The bytes a base64 text input of type 'type_name' (tlbf, tlbf_agg_state)
+ * holds, in a new buffer; ERROR 22P02 if it is not base64.
+ */
+char *
+tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name)
 {
-	const char *text = PG_GETARG_CSTRING(0);
 	size_t		len = strlen(text);
+
 	/* every 4 characters give 3 bytes (pg_b64_dec_len would overflow an int) */
 	size_t		capacity = len / 4 * 3 + 3;
 	char	   *decoded;
-	int			decoded_len;
 
 	if (len > (size_t) INT_MAX || capacity > MaxAllocSize - VARHDRSZ)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for type tlbf"),
+				 errmsg("invalid input syntax for type %s", type_name),
 				 errdetail("The value is too large.")));
 	decoded = palloc(capacity);
-	decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, (int) capacity);
-	if (decoded_len < 0)
+	*decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, (int) capacity);
+	if (*decoded_len < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for type tlbf"),
-				 errdetail("A tlbf value is written in base64.")));
-	PG_RETURN_POINTER(tlbf_validated_copy(decoded, decoded_len,
+				 errmsg("invalid input syntax for type %s", type_name),
+				 errdetail("A %s value is written in base64.", type_name)));
+	return decoded;
+}
+
+/* The text output of a value's bytes: base64. */
+char *
+tlbf_base64_encode(const char *data, int len)
+{
+	int			text_len = pg_b64_enc_len(len);
+	char	   *text = palloc(text_len + 1);
+	int			written = pg_b64_encode((const void *) data, len, text, text_len);
+
+	if (written < 0)
+		elog(ERROR, "could not encode a value in base64");
+	text[written] = '\0';
+	return text;
+}
+
+Datum
+tlbf_in(PG_FUNCTION_ARGS)
+{
+	int			len;
+	char	   *decoded = tlbf_base64_decode(PG_GETARG_CSTRING(0), &len, "tlbf");
+
+	PG_RETURN_POINTER(tlbf_validated_copy(decoded, len,
 										  ERRCODE_INVALID_TEXT_REPRESENTATION,
 										  "text input"));
 }
@@ -57,15 +83,8 @@ Datum
 tlbf_out(PG_FUNCTION_ARGS)
 {
 	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
-	int			len = VARSIZE(f) - VARHDRSZ;
-	int			text_len = pg_b64_enc_len(len);
-	char	   *text = palloc(text_len + 1);
-	int			written = pg_b64_encode((const void *) VARDATA(f), len, text, text_len);
 
-	if (written < 0)
-		elog(ERROR, "could not encode a tlbf value in base64");
-	text[written] = '\0';
-	PG_RETURN_CSTRING(text);
+	PG_RETURN_CSTRING(tlbf_base64_encode(VARDATA(f), VARSIZE(f) - VARHDRSZ));
 }
 
 Datum
