@@ -17,13 +17,7 @@ if [ ! -x "$kit/build.sh" ]; then
     echo "citus: SKIPPED: no Citus kit at $kit (build.sh of ../shared/citus); the Citus tests did not run"
     exit 0
 fi
-if [ -n "${MATRIX_CACHE:-}" ]; then
-    cache=$MATRIX_CACHE
-elif [ "$(id -u)" -eq 0 ]; then
-    cache=/var/cache/tlbf
-else
-    cache=${XDG_CACHE_HOME:-$HOME/.cache}/tlbf
-fi
+cache=$(scripts/cache_dir.sh)
 mkdir -p "$cache/citus"
 
 configs=("$@")
@@ -69,7 +63,7 @@ for pg_config in "${configs[@]}"; do
         cd "$work"
         export PG_CONFIG=$bindir/pg_config
         make -s -j"$(nproc)" >/dev/null && make -s install >/dev/null &&
-            scripts/as_test_user.sh make -s citus-tap
+            scripts/as_test_user.sh make -s citus-tap PROVE_FLAGS=--verbose
     ) || status=$?
     rm -rf "$work"
     if [ $status -ne 0 ]; then

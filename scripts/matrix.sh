@@ -33,14 +33,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 started=$(date +%s)
 
-if [ -n "${MATRIX_CACHE:-}" ]; then
-    cache=$MATRIX_CACHE
-elif [ "$(id -u)" -eq 0 ]; then
-    # the servers run as postgres, who cannot enter /root
-    cache=/var/cache/tlbf
-else
-    cache=${XDG_CACHE_HOME:-$HOME/.cache}/tlbf
-fi
+cache=$(scripts/cache_dir.sh)
 tarballs=${MATRIX_TARBALLS-$repo/../shared/postgres}
 copt=${MATRIX_COPT--Werror}
 steps=" ${MATRIX_STEPS-regress preload tap citus} "

@@ -77,28 +77,51 @@ like(plan_of(q{SELECT user_id, tlbf_agg(user_id, at, '1 hour') FROM visits GROUP
 	qr/Task.*\n.*Query: SELECT user_id, public\.tlbf_agg\(user_id, at/,
 	'grouped by the distribution column: the whole aggregate runs on the workers');
 
-# 2. What crosses: each shard's partial state against its rows as Citus
-# would gather them (their text, one tab and one newline a row).
-my $shards = $coordinator->safe_psql('postgres', q{
-	SELECT shard_name, nodeport FROM citus_shards
-	WHERE table_name = 'visits'::regclass ORDER BY 1});
-my ($state_bytes, $row_bytes) = (0, 0);
-for my $line (split /\n/, $shards)
+# 2. What crosses: each shard's partial states (one per group) against its
+# rows as Citus would gather them (their text, one tab and one newline a
+# row), for the table above (rows in random order) and for one with the
+# same rows stored in time order, without GROUP BY and grouped by site.
+$coordinator->safe_psql('postgres', q{
+	CREATE TABLE visits_in_order (LIKE visits_local);
+	SELECT create_distributed_table('visits_in_order', 'user_id');
+	INSERT INTO visits_in_order SELECT * FROM visits_local ORDER BY at;
+});
+
+sub bytes_sent
 {
-	my ($shard, $port) = split /\|/, $line;
-	my ($worker) = grep { $_->port == $port } @workers;
-	my ($state, $rows) = split /\|/, $worker->safe_psql('postgres', qq{
-		SELECT octet_length(tlbf_agg_state_send(pg_catalog.worker_partial_agg(
-		           'public.tlbf_agg(bigint,timestamptz,interval)'::regprocedure,
-		           ROW(user_id, at, '1 hour'::interval))::text::public.tlbf_agg_state)),
-		       sum(octet_length(user_id::text) + octet_length(at::text) + 2)
-		FROM $shard});
-	$state_bytes += $state;
-	$row_bytes += $rows;
+	my ($table, $group) = @_;
+	my $shards = $coordinator->safe_psql('postgres', qq{
+		SELECT shard_name, nodeport FROM citus_shards
+		WHERE table_name = '$table'::regclass ORDER BY 1});
+	my ($states, $rows) = (0, 0);
+	for my $line (split /\n/, $shards)
+	{
+		my ($shard, $port) = split /\|/, $line;
+		my ($worker) = grep { $_->port == $port } @workers;
+		my ($state, $row) = split /\|/, $worker->safe_psql('postgres', qq{
+			SELECT sum(state), sum(rows) FROM (
+				SELECT octet_length(tlbf_agg_state_send(pg_catalog.worker_partial_agg(
+				           'public.tlbf_agg(bigint,timestamptz,interval)'::regprocedure,
+				           ROW(user_id, at, '1 hour'::interval))::text::public.tlbf_agg_state)) AS state,
+				       sum(octet_length(user_id::text) + octet_length(at::text) + 2) AS rows
+				FROM $shard GROUP BY $group) per_group});
+		$states += $state;
+		$rows += $row;
+	}
+	note sprintf('%s, GROUP BY %s: partial states %d bytes for 400000 rows (%.1f a row); the rows as text %d bytes (%.1fx)',
+		$table, $group, $states, $states / 400000, $rows, $rows / $states);
+	return ($states, $rows);
 }
-note sprintf('partial states: %d bytes for 400000 rows (%.1f a row); the rows as text: %d bytes (%.1fx)',
-	$state_bytes, $state_bytes / 400000, $row_bytes, $row_bytes / $state_bytes);
-cmp_ok($state_bytes, '<', $row_bytes, 'the partial states take less than the rows');
+
+for my $group ('()', 'site')
+{
+	my ($states, $rows) = bytes_sent('visits', $group);
+	cmp_ok($states, '<', $rows,
+		"rows in random order, GROUP BY $group: the partial states take less than the rows");
+	($states, $rows) = bytes_sent('visits_in_order', $group);
+	cmp_ok($states * 4, '<', $rows,
+		"rows in time order, GROUP BY $group: the partial states take less than a quarter of the rows");
+}
 
 # 3. The same bytes as over the local table, for each grouping.
 ok( yes(q{
