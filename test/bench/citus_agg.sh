@@ -6,7 +6,7 @@
 # without one it says it skipped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -eq 0 ]; then cache=${MATRIX_CACHE:-/var/cache/tlbf}; else cache=${MATRIX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tlbf}; fi
+cache=$(scripts/cache_dir.sh)
 bindir=""
 for d in "$cache"/citus/pg15*/pg/usr/lib/postgresql/15/bin; do
     if [ -x "$d/pg_config" ] && [ -f "$("$d/pg_config" --pkglibdir)/citus.so" ]; then bindir=$d; fi
