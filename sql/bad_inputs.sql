@@ -34,14 +34,15 @@ INSERT INTO catalogue (what, query) VALUES
     ('one word too long', $$SELECT translate(encode(decode((SELECT f::text FROM valid), 'base64') || '\x0000000000000000'::bytea, 'base64'), E'\n', '')::tlbf$$),
 -- the header
     ('wrong magic number', $$SELECT craft(0, '\x00000000')::tlbf$$),
-    ('unknown format version 2', $$SELECT craft(4, '\x0200')::tlbf$$),
+    ('unknown format version 3', $$SELECT craft(4, '\x0300')::tlbf$$),
     ('format version 0', $$SELECT craft(4, '\x0000')::tlbf$$),
     ('unknown hash scheme', $$SELECT craft(6, '\x07')::tlbf$$),
     ('k = 0', $$SELECT craft(7, '\x00')::tlbf$$),
     ('k = 255', $$SELECT craft(7, '\xff')::tlbf$$),
     ('l = 0', $$SELECT craft(8, '\x0000')::tlbf$$),
     ('l = 65535', $$SELECT craft(8, '\xffff')::tlbf$$),
-    ('reserved bytes set', $$SELECT craft(10, '\x0100')::tlbf$$),
+    ('two key fields, one kind', $$SELECT craft(10, '\x0200')::tlbf$$),
+    ('key kind out of range', $$SELECT craft(16, '\x0f000000')::tlbf$$),
     ('huge slice count', $$SELECT craft(12, '\xffffffff')::tlbf$$),
     ('slice count one too many', $$SELECT craft(12, set_byte(substr(decode((SELECT f::text FROM valid), 'base64'), 13, 4), 0, get_byte(decode((SELECT f::text FROM valid), 'base64'), 12) + 1))::tlbf$$),
     ('fewer slices than k', $$SELECT craft(12, '\x03000000')::tlbf$$),
@@ -83,7 +84,7 @@ INSERT INTO catalogue (what, query) VALUES
 -- the size cap
     ('a filter beyond tlbf.max_filter_bytes', $$SET LOCAL tlbf.max_filter_bytes = '8kB'; SELECT tlbf_create('1 day', 0.0001, 10000000)$$),
 -- an item without a hash function
-    ('item of a type without hash', $$SELECT tlbf_add(f, point(1, 1)) FROM valid$$);
+    ('item of a type without hash', $$SELECT tlbf_add(tlbf_create('1 hour'), point(1, 1))$$);
 
 SELECT n, what, outcome(query) FROM catalogue ORDER BY n;
 SELECT count(*) >= 30 AS at_least_30 FROM catalogue;
@@ -119,7 +120,7 @@ SELECT tlbf_info(e.f)->'k' AS edge_k, tlbf_info(x.f)->'k' AS other_k,
        (x.f || e.f)::text = (e.f || x.f)::text AS same_both_ways,
        tlbf_contains(e.f || x.f, 20000, '2024-01-01 00:03:20+00')
            AND tlbf_contains(e.f || x.f, -1, '2024-01-01 00:00:30+00') AS keys_of_both,
-       tlbf_contains(tlbf_add(e.f || x.f, 'new', '2024-01-01 00:03:30+00'), 'new',
+       tlbf_contains(tlbf_add(e.f || x.f, 123456789, '2024-01-01 00:03:30+00'), 123456789,
                      '2024-01-01 00:03:30+00') AS takes_new_keys
 FROM edge e, fewer_hashes x;
 

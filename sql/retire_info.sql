@@ -51,6 +51,6 @@ WHERE key IN ('slice_count', 'live_slices', 'bits', 'bytes', 'inserted', 'newest
 ORDER BY key;
 
 -- ... and fills again from scratch.
-SELECT tlbf_contains(tlbf_add(tlbf_retire(f, '2024-01-02 00:00+00'), 'new', '2024-01-02 00:00+00'),
-                     'new', '2024-01-02 00:01+00') AS refills
+SELECT tlbf_contains(tlbf_add(tlbf_retire(f, '2024-01-02 00:00+00'), 123456789, '2024-01-02 00:00+00'),
+                     123456789, '2024-01-02 00:01+00') AS refills
 FROM filter;

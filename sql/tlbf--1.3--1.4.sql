@@ -410,3 +410,78 @@ CREATE OR REPLACE AGGREGATE tlbf_union_agg(tlbf) (
     PARALLEL = SAFE
 );
 DROP FUNCTION @extschema@.tlbf_union_agg_trans(internal, tlbf);
+
+-- Keys from drivers (1.4).  An untyped parameter or literal ($1 from a
+-- driver, PREPARE ... tlbf_contains(f, $1)) cannot take the type "any";
+-- these forms give it text, which a filter of another kind of key converts
+-- to its own (key_match.c: '42' is the integer 42 for a filter of
+-- integers) or refuses.  The same C functions serve both forms.
+CREATE FUNCTION tlbf_add(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now())
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME', 'tlbf_add' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_contains(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now())
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tlbf_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_contains(f tlbf, item text, at timestamptz, within interval)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tlbf_contains_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_contains_now(f tlbf, item text)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tlbf_contains_now' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR @> (
+    LEFTARG = tlbf,
+    RIGHTARG = text,
+    FUNCTION = @extschema@.tlbf_contains_now
+);
+CREATE FUNCTION tlbf_last_seen(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now())
+    RETURNS tstzrange
+    AS 'MODULE_PATHNAME', 'tlbf_last_seen_range' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_probability(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now(),
+                                 within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
+    RETURNS float8
+    AS 'MODULE_PATHNAME', 'tlbf_probability' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_shared_add(name text, item text, at timestamptz DEFAULT pg_catalog.now())
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tlbf_shared_add' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION tlbf_shared_contains(name text, item text, at timestamptz DEFAULT pg_catalog.now())
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'tlbf_shared_contains' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_shared_last_seen(name text, item text, at timestamptz DEFAULT pg_catalog.now())
+    RETURNS tstzrange
+    AS 'MODULE_PATHNAME', 'tlbf_shared_last_seen' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_shared_probability(name text, item text, at timestamptz DEFAULT pg_catalog.now(),
+                                        within interval DEFAULT NULL, prior float8 DEFAULT 0.5)
+    RETURNS float8
+    AS 'MODULE_PATHNAME', 'tlbf_shared_probability' LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION tlbf_add(tlbf, text, timestamptz) IS
+    'as tlbf_add(tlbf, "any", timestamptz), for untyped parameters';
+COMMENT ON FUNCTION tlbf_contains(tlbf, text, timestamptz) IS
+    'as tlbf_contains(tlbf, "any", timestamptz), for untyped parameters';
+COMMENT ON FUNCTION tlbf_contains(tlbf, text, timestamptz, interval) IS
+    'as tlbf_contains(tlbf, "any", timestamptz, interval), for untyped parameters';
+COMMENT ON FUNCTION tlbf_contains_now(tlbf, text) IS
+    'as tlbf_contains_now(tlbf, "any"), for untyped parameters';
+COMMENT ON FUNCTION tlbf_last_seen(tlbf, text, timestamptz) IS
+    'as tlbf_last_seen(tlbf, "any", timestamptz), for untyped parameters';
+COMMENT ON FUNCTION tlbf_probability(tlbf, text, timestamptz, interval, float8) IS
+    'as tlbf_probability(tlbf, "any", ...), for untyped parameters';
+COMMENT ON FUNCTION tlbf_shared_add(text, text, timestamptz) IS
+    'as tlbf_shared_add(text, "any", timestamptz), for untyped parameters';
+COMMENT ON FUNCTION tlbf_shared_contains(text, text, timestamptz) IS
+    'as tlbf_shared_contains(text, "any", timestamptz), for untyped parameters';
+COMMENT ON FUNCTION tlbf_shared_last_seen(text, text, timestamptz) IS
+    'as tlbf_shared_last_seen(text, "any", timestamptz), for untyped parameters';
+COMMENT ON FUNCTION tlbf_shared_probability(text, text, timestamptz, interval, float8) IS
+    'as tlbf_shared_probability(text, "any", ...), for untyped parameters';
+
+REVOKE EXECUTE ON FUNCTION tlbf_shared_add(text, text, timestamptz),
+                           tlbf_shared_contains(text, text, timestamptz),
+                           tlbf_shared_last_seen(text, text, timestamptz),
+                           tlbf_shared_probability(text, text, timestamptz, interval, float8)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_add(text, text, timestamptz),
+                          tlbf_shared_contains(text, text, timestamptz),
+                          tlbf_shared_last_seen(text, text, timestamptz),
+                          tlbf_shared_probability(text, text, timestamptz, interval, float8)
+    TO tlbf_user;

@@ -102,7 +102,7 @@ row_stream_free(RowStream *stream)
  * stream changes.  Only a stream of at most TLBF_MAX_SENT_RUNS runs is sent.
  */
 bytea *
-row_stream_bytes(RowStream *stream, const TlbfParams *params)
+row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys)
 {
 	TlbfRowsHeader *header;
 	Size		runs_bytes = stream->nruns * sizeof(TlbfSentRun);
@@ -122,6 +122,9 @@ row_stream_bytes(RowStream *stream, const TlbfParams *params)
 	header->nruns = (uint32) stream->nruns;
 	header->span = params->span;
 	header->error_rate = params->error_rate;
+	header->key_fields = keys.fields;
+	header->key_kinds = keys.kinds;
+	header->reserved = 0;
 	SET_VARSIZE(header, stream->used + runs_bytes);
 	return (bytea *) header;
 }
@@ -475,9 +478,9 @@ row_sorter_end(RowSorter *sorter)
 	pfree(sorter);
 }
 
-/* An empty filter for the aggregate, growing in 'context'. */
+/* An empty filter for the aggregate's keys, growing in 'context'. */
 Tlbf *
-tlbf_agg_new_filter(const TlbfParams *params, TlbfMemory *memory,
+tlbf_agg_new_filter(const TlbfParams *params, TlbfKeys keys, TlbfMemory *memory,
 					MemoryContext context)
 {
 	TlbfParams	checked = *params;
@@ -486,6 +489,7 @@ tlbf_agg_new_filter(const TlbfParams *params, TlbfMemory *memory,
 	tlbf_check_create_params(&checked);
 	f = MemoryContextAlloc(context, sizeof(Tlbf));
 	tlbf_init(f, &checked);
+	tlbf_record_keys(f, keys);
 	tlbf_set_length(f);
 	tlbf_memory_for(memory, f, context);
 	return f;

@@ -70,7 +70,7 @@ extern RowStream *row_stream_create(MemoryContext parent, TlbfRowKind kind,
 									uint64 seed);
 extern void row_stream_grow(RowStream *stream);
 extern void row_stream_free(RowStream *stream);
-extern bytea *row_stream_bytes(RowStream *stream, const TlbfParams *params);
+extern bytea *row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys);
 extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
 
 extern void row_stream_runs(RowStream *stream, ReceivedRows *runs);
@@ -94,7 +94,7 @@ extern void row_sorter_sort(RowSorter *sorter);
 extern bool row_sorter_next(void *sorter, TlbfRow *row);
 extern void row_sorter_end(RowSorter *sorter);
 
-extern Tlbf *tlbf_agg_new_filter(const TlbfParams *params, TlbfMemory *memory,
+extern Tlbf *tlbf_agg_new_filter(const TlbfParams *params, TlbfKeys keys, TlbfMemory *memory,
 								 MemoryContext context);
 extern void tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at);
 extern void tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge);

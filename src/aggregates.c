@@ -92,6 +92,7 @@ typedef struct TlbfAggState
 	AggState   *aggstate;		/* for the number of groups */
 	TlbfParams	params;			/* from the first row (span 0 before) */
 	ItemHasher *hasher;			/* for the item's type, from the first row */
+	TlbfKeys	keys;			/* its kind of key, which its filters record */
 	TlbfRowKind row_kind;		/* how keys travel in rows */
 	bool		has_rows;
 	uint64		rows_seen;		/* the rows it adds, and their times */
@@ -452,7 +453,8 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 		return;
 	}
 	if (state->growing == NULL)
-		state->growing = tlbf_agg_new_filter(&state->params, &state->memory, context);
+		state->growing = tlbf_agg_new_filter(&state->params, state->keys, &state->memory,
+											 context);
 	add_in_order(state, row);
 }
 
@@ -541,7 +543,7 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context,
 	if (rows > 0)
 		params.capacity = Max(tlbf_agg_capacity(rows, oldest, newest, params.span),
 							  all_rows ? 1 : params.capacity);
-	f = tlbf_agg_new_filter(&params, memory, context);
+	f = tlbf_agg_new_filter(&params, state->keys, memory, context);
 	tlbf_row_merge_start(&merge, nsources);
 	tlbf_agg_insert_merged(&f, memory, &merge);
 	for (int i = 0; i < nsources; i++)
@@ -655,7 +657,7 @@ key_kind(const ItemHasher *hasher, Datum item)
 /*
  * A row's key, and its hash where it is needed: not for a key a partial
  * aggregate sends as such (the final aggregation hashes it).  The hash is
- * the one tlbf_hash_arg gives.
+ * the one tlbf_add gives a filter of the item's own kind.
  */
 static void
 read_key(TlbfAggState *state, Datum item, TlbfRow *row, TlbfRowKey *key)
@@ -697,10 +699,14 @@ tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryConte
 		return;
 	if (state->hasher == NULL)
 	{
+		KeyFields	first_key;
+		Oid			type = tlbf_arg_type(fcinfo, 1);
+
 		first_row_params(fcinfo, &state->params, &state->slack);
 		choose_course(state, fcinfo);
-		state->hasher = tlbf_item_hasher(tlbf_arg_type(fcinfo, 1), PG_GET_COLLATION(),
-										 context);
+		state->hasher = tlbf_item_hasher(type, PG_GET_COLLATION(), context);
+		tlbf_key_from_value(&first_key, type, PG_GET_COLLATION(), PG_GETARG_DATUM(1));
+		state->keys = tlbf_key_own_kinds(&first_key);
 		state->row_kind = key_kind(state->hasher, PG_GETARG_DATUM(1));
 	}
 	row.at = tlbf_time_arg(fcinfo, 2);
@@ -865,6 +871,8 @@ tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from, MemoryContext con
 
 	if (into->params.span == 0)
 		into->params = from->params;
+	if (into->keys.fields == 0)
+		into->keys = from->keys;
 
 	/*
 	 * Rows another participant sent join the rows to merge, unless they are
@@ -951,9 +959,9 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 	bool		only_rows = state->nparts == 0 && state->nreceived == 0;
 
 	if (only_rows && state->course == AGG_SENDING)
-		return row_stream_bytes(state->sending, &state->params);
+		return row_stream_bytes(state->sending, &state->params, state->keys);
 	if (only_rows && log_is_sendable(state))
-		return row_stream_bytes(state->log->stream, &state->params);
+		return row_stream_bytes(state->log->stream, &state->params, state->keys);
 	if (only_rows && state->course == AGG_DIRECT && state->waiting &&
 		state->rows_seen <= TLBF_MAX_SENT_BYTES / TLBF_ROW_MAX_BYTES)
 	{
@@ -975,7 +983,7 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 		state->sorter = NULL;
 		state->sending = sorted;
 		state->course = AGG_SENDING;
-		return row_stream_bytes(state->sending, &state->params);
+		return row_stream_bytes(state->sending, &state->params, state->keys);
 	}
 	if (state->growing != NULL && state->nparts == 0 && state->course == AGG_DIRECT &&
 		!state->reorders && !state->waiting && state->nreceived == 0)
@@ -1013,6 +1021,7 @@ tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context, bool check
 		if (check_rows)
 			row_stream_check_rows(received);
 		state->params = received->params;
+		state->keys = received->sent.keys;
 		add_received(state, received, context);
 	}
 	else

@@ -15,11 +15,18 @@
  *	  float4, float8			the value as a float8 (-0 as 0, one NaN)
  *	  uuid, bytea				their bytes
  *	  date, timestamp(tz)		their integer value
+ *	  composite types			their fields, combined as tlbf_hash_key
+ *								combines a key of several values
  *
  * Strings are compared by bytes: under a nondeterministic collation two
  * strings that compare equal may hash differently (normalise them first).
  * Domains hash as their base type.  Any other type goes through its extended
- * hash support function, when it has one.
+ * hash support function, when it has one (so did composite types before
+ * filters recorded their kind of key: a "legacy" hasher still hashes them
+ * so, for the filters of that time).
+ *
+ * Which values of different types may be compared, and how they are
+ * converted first, is key_match.c's business.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,7 +34,9 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/float.h"
@@ -52,6 +61,8 @@ typedef enum ItemKind
 	ITEM_BYTEA,
 	ITEM_DATE,
 	ITEM_TIMESTAMP,
+	ITEM_TIMESTAMPTZ,
+	ITEM_COMPOSITE,
 	ITEM_EXTENDED_HASH
 } ItemKind;
 
@@ -60,6 +71,11 @@ struct ItemHasher
 	ItemKind	kind;
 	Oid			collation;
 	FmgrInfo	extended_hash;	/* for ITEM_EXTENDED_HASH */
+	MemoryContext context;		/* for ITEM_COMPOSITE's field hashers */
+	Oid			row_type;		/* ITEM_COMPOSITE: the row type they are for */
+	int32		row_typmod;
+	int			nfields;
+	ItemHasher **fields;		/* NULL for a dropped column */
 };
 
 static ItemKind
@@ -96,11 +112,69 @@ kind_of(Oid base_type)
 		case DATEOID:
 			return ITEM_DATE;
 		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
 			return ITEM_TIMESTAMP;
+		case TIMESTAMPTZOID:
+			return ITEM_TIMESTAMPTZ;
 		default:
-			return ITEM_EXTENDED_HASH;
+			return type_is_rowtype(base_type) ? ITEM_COMPOSITE : ITEM_EXTENDED_HASH;
 	}
+}
+
+/*
+ * The kind of key (tlbf_format.h) a value of this type is, as it is: a
+ * composite type is TLBF_KEY_OTHER here, as a field of a key (a key of a
+ * composite type is its fields, see key_match.c).
+ */
+int
+tlbf_key_kind_of_type(Oid type)
+{
+	switch (kind_of(getBaseType(type)))
+	{
+		case ITEM_INT2:
+		case ITEM_INT4:
+		case ITEM_INT8:
+			return TLBF_KEY_INTEGER;
+		case ITEM_TEXT:
+		case ITEM_BPCHAR:
+		case ITEM_NAME:
+		case ITEM_CSTRING:
+			return TLBF_KEY_TEXT;
+		case ITEM_NUMERIC:
+			return TLBF_KEY_NUMERIC;
+		case ITEM_FLOAT4:
+		case ITEM_FLOAT8:
+			return TLBF_KEY_FLOAT;
+		case ITEM_UUID:
+			return TLBF_KEY_UUID;
+		case ITEM_BYTEA:
+			return TLBF_KEY_BYTEA;
+		case ITEM_DATE:
+			return TLBF_KEY_DATE;
+		case ITEM_TIMESTAMP:
+			return TLBF_KEY_TIMESTAMP;
+		case ITEM_TIMESTAMPTZ:
+			return TLBF_KEY_TIMESTAMPTZ;
+		case ITEM_COMPOSITE:
+		case ITEM_EXTENDED_HASH:
+			return TLBF_KEY_OTHER;
+	}
+	pg_unreachable();
+}
+
+/* Hash values of 'type' with the type's extended hash function. */
+static void
+use_extended_hash(ItemHasher *hasher, Oid type, Oid base_type, MemoryContext context)
+{
+	TypeCacheEntry *entry = lookup_type_cache(base_type, TYPECACHE_HASH_EXTENDED_PROC);
+
+	if (!OidIsValid(entry->hash_extended_proc))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an extended hash function for type %s",
+						format_type_be(type)),
+				 errhint("tlbf hashes types that have a hash operator class; cast the item to text.")));
+	hasher->kind = ITEM_EXTENDED_HASH;
+	fmgr_info_cxt(entry->hash_extended_proc, &hasher->extended_hash, context);
 }
 
 ItemHasher *
@@ -110,20 +184,24 @@ tlbf_item_hasher(Oid type, Oid collation, MemoryContext context)
 	Oid			base_type = getBaseType(type);
 
 	hasher->collation = collation;
+	hasher->context = context;
 	hasher->kind = kind_of(base_type);
 	if (hasher->kind == ITEM_EXTENDED_HASH)
-	{
-		TypeCacheEntry *entry = lookup_type_cache(base_type,
-												  TYPECACHE_HASH_EXTENDED_PROC);
+		use_extended_hash(hasher, type, base_type, context);
+	return hasher;
+}
 
-		if (!OidIsValid(entry->hash_extended_proc))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_FUNCTION),
-					 errmsg("could not identify an extended hash function for type %s",
-							format_type_be(type)),
-					 errhint("tlbf hashes types that have a hash operator class; cast the item to text.")));
-		fmgr_info_cxt(entry->hash_extended_proc, &hasher->extended_hash, context);
-	}
+/*
+ * A hasher as filters that record no kind of key were written with: a
+ * composite value through its type's hash function.
+ */
+ItemHasher *
+tlbf_legacy_item_hasher(Oid type, Oid collation, MemoryContext context)
+{
+	ItemHasher *hasher = tlbf_item_hasher(type, collation, context);
+
+	if (hasher->kind == ITEM_COMPOSITE)
+		use_extended_hash(hasher, type, getBaseType(type), context);
 	return hasher;
 }
 
@@ -212,6 +290,77 @@ hash_string(ItemKind kind, Datum value, uint64 seed)
 	return h;
 }
 
+/*
+ * The fields of a composite value, without dropped columns, in arrays
+ * palloc'd in the current memory context (the values point into the row).
+ */
+void
+tlbf_row_fields(Datum row, RowFields *out)
+{
+	HeapTupleHeader header = DatumGetHeapTupleHeader(row);
+	TupleDesc	desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(header),
+											  HeapTupleHeaderGetTypMod(header));
+	HeapTupleData tuple;
+	Datum	   *values = palloc(Max(desc->natts, 1) * sizeof(Datum));
+	bool	   *nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = header;
+	heap_deform_tuple(&tuple, desc, values, nulls);
+
+	out->n = 0;
+	out->types = palloc(Max(desc->natts, 1) * sizeof(Oid));
+	out->collations = palloc(Max(desc->natts, 1) * sizeof(Oid));
+	out->values = values;
+	out->nulls = nulls;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		if (attr->attisdropped)
+			continue;
+		out->types[out->n] = attr->atttypid;
+		out->collations[out->n] = attr->attcollation;
+		out->values[out->n] = values[i];
+		out->nulls[out->n] = nulls[i];
+		out->n++;
+	}
+	out->row_type = desc->tdtypeid;
+	out->row_typmod = desc->tdtypmod;
+	ReleaseTupleDesc(desc);
+}
+
+/* A composite value: its fields, combined as a key of several values. */
+static TlbfHash
+hash_composite(ItemHasher *hasher, Datum value, uint64 seed)
+{
+	RowFields	row;
+	TlbfHash	h;
+
+	check_stack_depth();		/* a field may be a row again */
+	tlbf_row_fields(value, &row);
+	if (hasher->fields == NULL || hasher->row_type != row.row_type ||
+		hasher->row_typmod != row.row_typmod || hasher->nfields != row.n)
+	{
+		hasher->fields = MemoryContextAllocZero(hasher->context,
+												Max(row.n, 1) * sizeof(ItemHasher *));
+		for (int i = 0; i < row.n; i++)
+			hasher->fields[i] = tlbf_item_hasher(row.types[i], row.collations[i],
+												 hasher->context);
+		hasher->row_type = row.row_type;
+		hasher->row_typmod = row.row_typmod;
+		hasher->nfields = row.n;
+	}
+	h = tlbf_hash_key(hasher->fields, row.values, row.nulls, row.n, seed);
+	pfree(row.types);
+	pfree(row.collations);
+	pfree(row.values);
+	pfree(row.nulls);
+	return h;
+}
+
 TlbfHash
 tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
 {
@@ -244,7 +393,10 @@ tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
 				return tlbf_hash_bytes(&days, sizeof(days), seed);
 			}
 		case ITEM_TIMESTAMP:
+		case ITEM_TIMESTAMPTZ:
 			return hash_int64(DatumGetTimestamp(value), seed);
+		case ITEM_COMPOSITE:
+			return hash_composite(hasher, value, seed);
 		case ITEM_EXTENDED_HASH:
 			{
 				uint64		h = DatumGetUInt64(FunctionCall2Coll(&hasher->extended_hash,
@@ -266,23 +418,45 @@ TlbfHash
 tlbf_hash_key(ItemHasher **hashers, const Datum *values, const bool *nulls, int n,
 			  uint64 seed)
 {
-	unsigned char *buffer;
-	Size		len = 0;
+	TlbfHash   *hashes;
+	TlbfHash	h;
 
 	if (n == 1 && !nulls[0])
 		return tlbf_hash_item(hashers[0], values[0], seed);
-	buffer = palloc(n * (1 + sizeof(TlbfHash)));
+	hashes = palloc0(Max(n, 1) * sizeof(TlbfHash));
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			hashes[i] = tlbf_hash_item(hashers[i], values[i], seed);
+	h = tlbf_combine_hashes(hashes, nulls, n, seed);
+	pfree(hashes);
+	return h;
+}
+
+/*
+ * The hash of a key of several values from the hashes of its values (those
+ * of NULLs are ignored).  One non-NULL value is the key by itself.
+ */
+TlbfHash
+tlbf_combine_hashes(const TlbfHash *hashes, const bool *nulls, int n, uint64 seed)
+{
+	unsigned char *buffer;
+	Size		len = 0;
+	TlbfHash	h;
+
+	if (n == 1 && !nulls[0])
+		return hashes[0];
+	buffer = palloc(Max(n, 1) * (1 + sizeof(TlbfHash)));
 	for (int i = 0; i < n; i++)
 	{
-		TlbfHash	h = {0, 0};
+		TlbfHash	zero = {0, 0};
 
-		if (!nulls[i])
-			h = tlbf_hash_item(hashers[i], values[i], seed);
 		buffer[len++] = nulls[i] ? 0 : 1;
-		memcpy(buffer + len, &h, sizeof(h));
-		len += sizeof(h);
+		memcpy(buffer + len, nulls[i] ? &zero : &hashes[i], sizeof(TlbfHash));
+		len += sizeof(TlbfHash);
 	}
-	return tlbf_hash_bytes(buffer, len, seed);
+	h = tlbf_hash_bytes(buffer, len, seed);
+	pfree(buffer);
+	return h;
 }
 
 /*
@@ -311,30 +485,6 @@ tlbf_arg_type(FunctionCallInfo fcinfo, int argno)
 				(errcode(ERRCODE_INDETERMINATE_DATATYPE),
 				 errmsg("could not determine the type of the tlbf item")));
 	return type;
-}
-
-/*
- * The hasher of argument 'argno' (declared "any", so that untyped literals
- * work) of a function call, made on its first call and kept in fn_extra.
- */
-static ItemHasher *
-call_site_hasher(FunctionCallInfo fcinfo, int argno)
-{
-	CallCache  *cache = tlbf_call_cache(fcinfo);
-
-	/* a call site's argument expression, hence its type, never changes */
-	if (cache->hasher == NULL)
-		cache->hasher = tlbf_item_hasher(tlbf_arg_type(fcinfo, argno),
-										 PG_GET_COLLATION(),
-										 fcinfo->flinfo->fn_mcxt);
-	return cache->hasher;
-}
-
-/* Hash argument 'argno' of a function call. */
-TlbfHash
-tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed)
-{
-	return tlbf_hash_item(call_site_hasher(fcinfo, argno), PG_GETARG_DATUM(argno), seed);
 }
 
 /*
@@ -369,6 +519,7 @@ tlbf_int64_item(const ItemHasher *hasher, Datum item, int64 *value)
 			*value = DatumGetInt64(item);
 			return true;
 		case ITEM_TIMESTAMP:
+		case ITEM_TIMESTAMPTZ:
 			*value = DatumGetTimestamp(item);
 			return true;
 		default:

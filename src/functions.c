@@ -106,7 +106,7 @@ tlbf_add(PG_FUNCTION_ARGS)
 
 	f = tlbf_arg_copy(fcinfo, 0);
 	at = tlbf_time_arg(fcinfo, 2);
-	hash = tlbf_hash_arg(fcinfo, 1, f->seed);
+	hash = tlbf_key_arg_hash_for_add(fcinfo, 1, f);
 	tlbf_memory_for(&memory, f, CurrentMemoryContext);
 	truncated = f->truncated;
 	status = tlbf_insert(&f, &memory, hash, at);
@@ -115,14 +115,30 @@ tlbf_add(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(f);
 }
 
-/* tlbf_contains(f, item, at): was item added within the span before at? */
+/*
+ * Does f hold the key of argument 1, added within 'window' before at?  A
+ * key that equals none of the kind f holds is not there.
+ */
+static bool
+holds_key(FunctionCallInfo fcinfo, const Tlbf *f, TlbfTime at, int64 window)
+{
+	TlbfHash	hash;
+
+	return tlbf_key_arg_hash(fcinfo, 1, f, &hash) && tlbf_query(f, hash, at, window);
+}
+
+/*
+ * tlbf_contains(f, item, at): was item added within the span before at (or
+ * is it a false positive)?  A key added after 'at' may be found: the
+ * filter keeps no time per key.
+ */
 Datum
 tlbf_contains(PG_FUNCTION_ARGS)
 {
 	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 
-	PG_RETURN_BOOL(tlbf_query(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, f->span));
+	PG_RETURN_BOOL(holds_key(fcinfo, f, at, f->span));
 }
 
 /*
@@ -136,7 +152,7 @@ tlbf_contains_within(PG_FUNCTION_ARGS)
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 	int64		within = tlbf_window_arg(fcinfo, 3, f);
 
-	PG_RETURN_BOOL(tlbf_query(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, within));
+	PG_RETURN_BOOL(holds_key(fcinfo, f, at, within));
 }
 
 /* f @> item: contains at the transaction's start time, like now(). */
@@ -145,8 +161,7 @@ tlbf_contains_now(PG_FUNCTION_ARGS)
 {
 	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
 
-	PG_RETURN_BOOL(tlbf_query(f, tlbf_hash_arg(fcinfo, 1, f->seed),
-							  GetCurrentTransactionStartTimestamp(), f->span));
+	PG_RETURN_BOOL(holds_key(fcinfo, f, GetCurrentTransactionStartTimestamp(), f->span));
 }
 
 /*

@@ -87,9 +87,10 @@ tlbf_last_seen_range(PG_FUNCTION_ARGS)
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 	TlbfTime	lower,
 				upper;
+	TlbfHash	hash;
 
-	if (!tlbf_last_seen(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, f->span,
-						tlbf_inference_scratch(f), &lower, &upper))
+	if (!tlbf_key_arg_hash(fcinfo, 1, f, &hash) ||
+		!tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper))
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(tlbf_time_range(lower, upper));
 }
@@ -106,6 +107,7 @@ tlbf_probability(PG_FUNCTION_ARGS)
 	TlbfTime	at;
 	int64		window;
 	double		prior;
+	TlbfHash	hash;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
 		PG_RETURN_NULL();
@@ -113,6 +115,7 @@ tlbf_probability(PG_FUNCTION_ARGS)
 	at = tlbf_time_arg(fcinfo, 2);
 	window = tlbf_window_arg(fcinfo, 3, f);
 	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
-	PG_RETURN_FLOAT8(tlbf_posterior(f, tlbf_hash_arg(fcinfo, 1, f->seed), at, window,
-									prior, tlbf_inference_scratch(f)));
+	if (!tlbf_key_arg_hash(fcinfo, 1, f, &hash))
+		PG_RETURN_FLOAT8(0.0);
+	PG_RETURN_FLOAT8(tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)));
 }

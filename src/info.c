@@ -60,6 +60,27 @@ append_slices(StringInfo out, const Tlbf *f, TlbfTime at)
 	appendStringInfoChar(out, ']');
 }
 
+/*
+ * "key_kinds": ["integer", "text"], or null when the filter records none
+ * (it holds no key yet, or was written before kinds were recorded).
+ */
+static void
+append_key_kinds(StringInfo out, const Tlbf *f)
+{
+	TlbfKeys	keys = tlbf_keys_of(f);
+
+	if (keys.fields == 0 || f->inserted == 0)
+	{
+		appendStringInfoString(out, "\"key_kinds\": null, ");
+		return;
+	}
+	appendStringInfoString(out, "\"key_kinds\": [");
+	for (int i = 0; i < keys.fields; i++)
+		appendStringInfo(out, "%s\"%s\"", i == 0 ? "" : ", ",
+						 tlbf_key_kind_name(tlbf_key_kind(keys, i)));
+	appendStringInfoString(out, "], ");
+}
+
 /* The jsonb tlbf_info() returns for a filter (with its length word set). */
 Datum
 tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
@@ -71,6 +92,7 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 	initStringInfo(&out);
 	appendStringInfo(&out, "{\"version\": %u, \"hash\": \"xxh3-128\", \"seed\": " UINT64_FORMAT ", ",
 					 f->version, f->seed);
+	append_key_kinds(&out, f);
 	append_float(&out, "error_rate", f->error_rate);
 	appendStringInfoString(&out, ", ");
 	append_float(&out, "span", (double) f->span / USECS_PER_SEC);

@@ -17,10 +17,27 @@ typedef enum SharedWhenFull
 	SHARED_FULL_DROP_OLDEST		/* drop its oldest slices, with a WARNING */
 } SharedWhenFull;
 
+/*
+ * What a call site last saw of a shared filter's kind of key.  Keys are
+ * hashed before the filter's lock is taken, as this guess says; under the
+ * lock the guess is checked, and if the filter records other kinds, the
+ * guess is mended and the keys hashed again (a filter records its kinds
+ * once, with its first key, so that happens at most once a filter).
+ */
+typedef struct SharedKeyGuess
+{
+	char		name[NAMEDATALEN];
+	TlbfKeys	keys;
+	bool		holds_keys;
+} SharedKeyGuess;
+
 /* shared_functions.c */
+extern void tlbf_shared_guess_for(SharedKeyGuess *guess, const char *name);
 extern bool tlbf_shared_insert(const char *name, const TlbfHash *hashes,
-							   const TlbfTime *times, int n);
+							   const TlbfTime *times, int n, TlbfKeys basis,
+							   SharedKeyGuess *guess, bool *is_new);
 extern bool tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at,
-							   double threshold, double prior, SharedWhenFull when_full);
+							   double threshold, double prior, SharedWhenFull when_full,
+							   TlbfKeys basis, SharedKeyGuess *guess, bool *is_new);
 
 #endif							/* TLBF_SHARED_FILTERS_H */

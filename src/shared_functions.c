@@ -173,68 +173,127 @@ report_full(const char *name, TlbfStatus status, uint64 truncated_before,
 }
 
 /*
+ * The guess for shared filter 'name': the one kept, if it is for that
+ * name, else "no key yet" (hash as the key is; checked under the lock).
+ */
+void
+tlbf_shared_guess_for(SharedKeyGuess *guess, const char *name)
+{
+	if (strcmp(guess->name, name) == 0)
+		return;
+	strlcpy(guess->name, name, NAMEDATALEN);
+	guess->keys.fields = 0;
+	guess->keys.kinds = 0;
+	guess->holds_keys = false;
+}
+
+/*
+ * Were keys hashed for 'basis' (the kinds they were hashed as) hashed as
+ * filter f hashes its keys?  If not, mend the guess from f.  A filter that
+ * holds no key takes any (and records 'basis' with the first).
+ */
+static bool
+hashed_as_filter(const Tlbf *f, TlbfKeys basis, SharedKeyGuess *guess)
+{
+	if (f->inserted == 0 || tlbf_keys_equal(tlbf_keys_of(f), basis))
+		return true;
+	guess->keys = tlbf_keys_of(f);
+	guess->holds_keys = true;
+	return false;
+}
+
+/*
  * Under one exclusive lock on shared filter 'name': is hashes[0] new (not
  * seen within the span before times[0]; with a threshold, is the
  * probability that it was seen below 'threshold', given 'prior')?  Then
  * add hashes[0..n) at times[0..n): all of them, or if 'only_if_new' only
- * when the first is new.  Returns whether it was new: the test and the
- * insertion are one atomic step.  ERROR if the pool has no room for them
- * and 'when_full' says so.
+ * when the first is new.  Sets *is_new: the test and the insertion are one
+ * atomic step.  ERROR if the pool has no room for them and 'when_full'
+ * says so.  Returns false, changing nothing, if the keys were hashed as
+ * kinds other than the filter's ('basis'): hash them again as the mended
+ * guess says.
  */
 static bool
 test_and_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
-				double threshold, double prior, bool only_if_new, SharedWhenFull when_full)
+				double threshold, double prior, bool only_if_new, SharedWhenFull when_full,
+				TlbfKeys basis, SharedKeyGuess *guess, bool *is_new)
 {
 	SharedFilterRef ref;
 	TlbfStatus	status = TLBF_OK;
 	uint64		truncated_before;
 	uint64		truncated_after;
 	Size		region;
-	bool		is_new;
 
 	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
 	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
+	if (!hashed_as_filter(ref.filter, basis, guess))
+	{
+		tlbf_directory_close(&ref);
+		return false;
+	}
 	truncated_before = ref.filter->truncated;
 	/* the insertion's cache misses overlap the query's */
 	tlbf_prefetch_insert(ref.filter, hashes[0]);
-	is_new = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span) ||
+	*is_new = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span) ||
 		(threshold > 0 &&
 		 tlbf_posterior(ref.filter, hashes[0], times[0], ref.filter->span, prior,
 						tlbf_inference_scratch(ref.filter)) < threshold);
-	if (is_new || !only_if_new)
+	if (*is_new || !only_if_new)
+	{
+		tlbf_record_keys(ref.filter, basis);
 		status = insert_locked(&ref, hashes, times, n, when_full);
+	}
 	truncated_after = ref.filter->truncated;
 	region = tlbf_directory_region(&ref);
+	guess->keys = tlbf_keys_of(ref.filter);
+	guess->holds_keys = ref.filter->inserted > 0;
 	tlbf_directory_close(&ref);
 
 	report_full(name, status, truncated_before, truncated_after, region);
-	return is_new;
+	return true;
 }
 
 /*
  * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name';
- * ERROR if the pool has no room for them.  Returns whether the first key
- * was absent before.
+ * ERROR if the pool has no room for them.  *is_new: whether the first key
+ * was absent before.  False if they must be hashed again (test_and_insert).
  */
 bool
-tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n)
+tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
+				   TlbfKeys basis, SharedKeyGuess *guess, bool *is_new)
 {
-	return test_and_insert(name, hashes, times, n, 0.0, 0.0, false, SHARED_FULL_ERROR);
+	return test_and_insert(name, hashes, times, n, 0.0, 0.0, false, SHARED_FULL_ERROR,
+						   basis, guess, is_new);
 }
 
 /*
  * The dedup trigger's step: is this a key the filter saw within its span
  * (with a threshold: is the probability that it was at least 'threshold',
  * given 'prior')?  If not, the row is accepted and its key added at 'at';
- * true.  A rejected key is not added again: it keeps the time of the row
- * accepted last, so that a key is held once per span however often it
- * comes back, and a filter's capacity is the keys it accepts per span.
+ * *is_new is true.  A rejected key is not added again: it keeps the time
+ * of the row accepted last, so that a key is held once per span however
+ * often it comes back, and a filter's capacity is the keys it accepts per
+ * span.  False if the key must be hashed again (test_and_insert).
  */
 bool
 tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at, double threshold,
-				   double prior, SharedWhenFull when_full)
+				   double prior, SharedWhenFull when_full, TlbfKeys basis,
+				   SharedKeyGuess *guess, bool *is_new)
 {
-	return test_and_insert(name, &hash, &at, 1, threshold, prior, true, when_full);
+	return test_and_insert(name, &hash, &at, 1, threshold, prior, true, when_full,
+						   basis, guess, is_new);
+}
+
+static SharedKeyGuess *
+call_site_guess(FunctionCallInfo fcinfo, const char *name)
+{
+	CallCache  *cache = tlbf_call_cache(fcinfo);
+
+	if (cache->shared_guess == NULL)
+		cache->shared_guess = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+													 sizeof(SharedKeyGuess));
+	tlbf_shared_guess_for(cache->shared_guess, name);
+	return cache->shared_guess;
 }
 
 /*
@@ -247,10 +306,18 @@ Datum
 tlbf_shared_add(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
-	TlbfHash	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+	SharedKeyGuess *guess = call_site_guess(fcinfo, name);
+	TlbfHash	hash;
+	TlbfKeys	basis;
+	bool		is_new;
 
-	PG_RETURN_BOOL(tlbf_shared_insert(name, &hash, &at, 1));
+	do
+	{
+		(void) tlbf_key_arg_hash_shared(fcinfo, 1, guess->keys, guess->holds_keys, true,
+										&hash, &basis);
+	} while (!tlbf_shared_insert(name, &hash, &at, 1, basis, guess, &is_new));
+	PG_RETURN_BOOL(is_new);
 }
 
 /*
@@ -275,16 +342,42 @@ close_after_reading(SharedFilterRef *ref, bool from_saved)
 		tlbf_directory_close(ref);
 }
 
+/*
+ * Open a filter to read it, with the hash of argument 1 as the filter
+ * hashes its keys.  *possible is false if the item equals none of them.
+ */
+static Tlbf *
+open_with_key(FunctionCallInfo fcinfo, const char *name, SharedFilterRef *ref,
+			  bool *from_saved, TlbfHash *hash, bool *possible)
+{
+	SharedKeyGuess *guess = call_site_guess(fcinfo, name);
+
+	for (;;)
+	{
+		TlbfKeys	basis;
+		Tlbf	   *f;
+
+		*possible = tlbf_key_arg_hash_shared(fcinfo, 1, guess->keys, guess->holds_keys,
+											 false, hash, &basis);
+		f = open_for_reading(fcinfo, name, ref, from_saved);
+		if (hashed_as_filter(f, basis, guess))
+			return f;
+		close_after_reading(ref, *from_saved);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 Datum
 tlbf_shared_contains(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
-	TlbfHash	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+	TlbfHash	hash;
 	SharedFilterRef ref;
 	bool		from_saved;
-	Tlbf	   *f = open_for_reading(fcinfo, name, &ref, &from_saved);
-	bool		found = tlbf_query(f, hash, at, f->span);
+	bool		possible;
+	Tlbf	   *f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
+	bool		found = possible && tlbf_query(f, hash, at, f->span);
 
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_BOOL(found);
@@ -295,16 +388,18 @@ Datum
 tlbf_shared_last_seen(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
-	TlbfHash	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+	TlbfHash	hash;
 	SharedFilterRef ref;
 	bool		from_saved;
-	Tlbf	   *f = open_for_reading(fcinfo, name, &ref, &from_saved);
+	bool		possible;
+	Tlbf	   *f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
 	TlbfTime	lower,
 				upper;
 	bool		found;
 
-	found = tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper);
+	found = possible &&
+		tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper);
 	close_after_reading(&ref, from_saved);
 	if (!found)
 		PG_RETURN_NULL();
@@ -321,6 +416,7 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	double		prior;
 	SharedFilterRef ref;
 	bool		from_saved;
+	bool		possible;
 	Tlbf	   *f;
 	int64		window;
 	double		p;
@@ -328,13 +424,12 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
 		PG_RETURN_NULL();
 	name = filter_name(fcinfo, 0);
-	hash = tlbf_hash_arg(fcinfo, 1, TLBF_DEFAULT_SEED);
 	at = tlbf_time_arg(fcinfo, 2);
 	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
-	f = open_for_reading(fcinfo, name, &ref, &from_saved);
+	f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
 	/* (an error releases the filter's locks with the transaction) */
 	window = tlbf_window_arg(fcinfo, 3, f);
-	p = tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f));
+	p = possible ? tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)) : 0.0;
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_FLOAT8(p);
 }
@@ -430,12 +525,55 @@ rebuild_keys(TupleDesc desc)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("the rebuild query must return the key column(s), then a timestamptz")));
-	if (nkeys > FUNC_MAX_ARGS)
+	if (nkeys > TLBF_MAX_KEY_FIELDS)
 		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
 				 errmsg("the rebuild query returns %d key columns; at most %d are allowed",
-						nkeys, FUNC_MAX_ARGS)));
+						nkeys, TLBF_MAX_KEY_FIELDS)));
 	return nkeys;
+}
+
+/*
+ * Add the rows SPI fetched: the key column(s), then the time.  The keys are
+ * hashed as the guess says, and again if the filter says otherwise.
+ * Returns the rows added.
+ */
+static int
+rebuild_batch(const char *name, KeyMatcher *matcher, SharedKeyGuess *guess)
+{
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	int			nkeys = rebuild_keys(desc);
+	TlbfHash	hashes[REBUILD_BATCH];
+	TlbfTime	times[REBUILD_BATCH];
+	TlbfKeys	basis;
+	bool		is_new;
+	int			n;
+
+	do
+	{
+		n = 0;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			KeyFields	key;
+			bool		time_null;
+			Datum		at = SPI_getbinval(SPI_tuptable->vals[i], desc, desc->natts, &time_null);
+
+			if (time_null)
+				continue;
+			key.n = nkeys;
+			for (int c = 0; c < nkeys; c++)
+			{
+				key.types[c] = SPI_gettypeid(desc, c + 1);
+				key.collations[c] = TupleDescAttr(desc, c)->attcollation;
+				key.values[c] = SPI_getbinval(SPI_tuptable->vals[i], desc, c + 1, &key.nulls[c]);
+			}
+			basis = tlbf_key_basis(&key, guess->keys, guess->holds_keys);
+			(void) tlbf_key_hash(matcher, &key, basis, true, TLBF_DEFAULT_SEED, &hashes[n]);
+			times[n] = tlbf_check_time(DatumGetTimestampTz(at));
+			n++;
+		}
+	} while (n > 0 && !tlbf_shared_insert(name, hashes, times, n, basis, guess, &is_new));
+	return n;
 }
 
 /*
@@ -450,9 +588,8 @@ tlbf_shared_rebuild(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	TlbfHash	hashes[REBUILD_BATCH];
-	TlbfTime	times[REBUILD_BATCH];
-	ItemHasher **hashers = NULL;
+	SharedKeyGuess *guess = call_site_guess(fcinfo, name);
+	KeyMatcher *matcher = tlbf_key_matcher(CurrentMemoryContext);
 	SPIPlanPtr	plan;
 	Portal		cursor;
 	int64		added = 0;
@@ -472,43 +609,11 @@ tlbf_shared_rebuild(PG_FUNCTION_ARGS)
 	cursor = SPI_cursor_open(NULL, plan, NULL, NULL, false);
 	for (;;)
 	{
-		TupleDesc	desc;
-		int			nkeys;
-		int			n = 0;
-
 		SPI_cursor_fetch(cursor, true, REBUILD_BATCH);
 		if (SPI_processed == 0)
 			break;
-		desc = SPI_tuptable->tupdesc;
-		nkeys = rebuild_keys(desc);
-		if (hashers == NULL)
-		{
-			hashers = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, nkeys * sizeof(ItemHasher *));
-			for (int c = 0; c < nkeys; c++)
-				hashers[c] = tlbf_item_hasher(SPI_gettypeid(desc, c + 1),
-											  TupleDescAttr(desc, c)->attcollation,
-											  fcinfo->flinfo->fn_mcxt);
-		}
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			Datum		values[FUNC_MAX_ARGS];
-			bool		nulls[FUNC_MAX_ARGS];
-			bool		time_null;
-			Datum		at = SPI_getbinval(SPI_tuptable->vals[i], desc, desc->natts, &time_null);
-
-			if (time_null)
-				continue;
-			for (int c = 0; c < nkeys; c++)
-				values[c] = SPI_getbinval(SPI_tuptable->vals[i], desc, c + 1, &nulls[c]);
-			hashes[n] = tlbf_hash_key(hashers, values, nulls, nkeys, TLBF_DEFAULT_SEED);
-			times[n] = tlbf_check_time(DatumGetTimestampTz(at));
-			n++;
-		}
+		added += rebuild_batch(name, matcher, guess);
 		SPI_freetuptable(SPI_tuptable);
-		if (n == 0)
-			continue;
-		(void) tlbf_shared_insert(name, hashes, times, n);
-		added += n;
 	}
 	SPI_cursor_close(cursor);
 	SPI_finish();

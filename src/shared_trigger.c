@@ -49,7 +49,8 @@ typedef struct TriggerPlan
 	char		filter[NAMEDATALEN];
 	int			ncolumns;
 	AttrNumber *columns;
-	ItemHasher **hashers;
+	KeyMatcher *matcher;		/* hashes a row's key */
+	SharedKeyGuess guess;		/* the filter's kind of key, as last seen */
 } TriggerPlan;
 
 /* The value of a trigger option that is a probability, checked. */
@@ -115,8 +116,13 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 				 errmsg("invalid shared tlbf filter name \"%s\"", trigger->tgargs[first])));
 	strlcpy(plan->filter, trigger->tgargs[first], NAMEDATALEN);
 	plan->ncolumns = trigger->tgnargs - first - 1;
+	if (plan->ncolumns > TLBF_MAX_KEY_FIELDS)
+		ereport(ERROR,
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
+				 errmsg("tlbf_reject_recent takes at most %d key columns, not %d",
+						TLBF_MAX_KEY_FIELDS, plan->ncolumns)));
 	plan->columns = MemoryContextAlloc(context, plan->ncolumns * sizeof(AttrNumber));
-	plan->hashers = MemoryContextAlloc(context, plan->ncolumns * sizeof(ItemHasher *));
+	plan->matcher = tlbf_key_matcher(context);
 	for (int i = 0; i < plan->ncolumns; i++)
 	{
 		const char *column = trigger->tgargs[first + 1 + i];
@@ -128,24 +134,24 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 					 errmsg("column \"%s\" of relation \"%s\" does not exist", column,
 							RelationGetRelationName(data->tg_relation))));
 		plan->columns[i] = attnum;
-		plan->hashers[i] = tlbf_item_hasher(SPI_gettypeid(desc, attnum),
-											TupleDescAttr(desc, attnum - 1)->attcollation,
-											context);
 	}
 	fcinfo->flinfo->fn_extra = plan;
 	return plan;
 }
 
-/* The hash of the row's key: its columns together, NULL-safe. */
-static TlbfHash
-key_hash(const TriggerPlan *plan, HeapTuple row, TupleDesc desc)
+/* The row's key: its columns together (a NULL is a value). */
+static void
+row_key(const TriggerPlan *plan, HeapTuple row, TupleDesc desc, KeyFields *key)
 {
-	Datum	   *values = palloc(plan->ncolumns * sizeof(Datum));
-	bool	   *nulls = palloc(plan->ncolumns * sizeof(bool));
-
+	key->n = plan->ncolumns;
 	for (int i = 0; i < plan->ncolumns; i++)
-		values[i] = heap_getattr(row, plan->columns[i], desc, &nulls[i]);
-	return tlbf_hash_key(plan->hashers, values, nulls, plan->ncolumns, TLBF_DEFAULT_SEED);
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, plan->columns[i] - 1);
+
+		key->types[i] = attr->atttypid;
+		key->collations[i] = attr->attcollation;
+		key->values[i] = heap_getattr(row, plan->columns[i], desc, &key->nulls[i]);
+	}
 }
 
 /* "(a, b)=(1, x)" for the error's detail, as unique violations show keys. */
@@ -173,7 +179,10 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	TriggerData *data = (TriggerData *) fcinfo->context;
 	TriggerPlan *plan;
 	TupleDesc	desc;
+	KeyFields	key;
 	TlbfHash	hash;
+	TlbfKeys	basis;
+	bool		is_new;
 	TlbfTime	now = GetCurrentTransactionStartTimestamp();
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
@@ -187,10 +196,15 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	tlbf_directory_require();
 	plan = plan_for(fcinfo, data);
 	desc = RelationGetDescr(data->tg_relation);
-	hash = key_hash(plan, data->tg_trigtuple, desc);
-
-	if (tlbf_shared_accept(plan->filter, hash, now, plan->threshold, plan->prior,
-						   plan->when_full))
+	row_key(plan, data->tg_trigtuple, desc, &key);
+	tlbf_shared_guess_for(&plan->guess, plan->filter);
+	do
+	{
+		basis = tlbf_key_basis(&key, plan->guess.keys, plan->guess.holds_keys);
+		(void) tlbf_key_hash(plan->matcher, &key, basis, true, TLBF_DEFAULT_SEED, &hash);
+	} while (!tlbf_shared_accept(plan->filter, hash, now, plan->threshold, plan->prior,
+								 plan->when_full, basis, &plan->guess, &is_new));
+	if (is_new)
 		return PointerGetDatum(data->tg_trigtuple);
 	if (plan->raise)
 		ereport(ERROR,

@@ -18,6 +18,7 @@
 #include "core/tlbf.h"
 
 typedef struct ItemHasher ItemHasher;
+typedef struct KeyMatcher KeyMatcher;
 
 /* The SQL defaults of tlbf_create, also used by tlbf_agg. */
 #define TLBF_DEFAULT_ERROR_RATE 0.01
@@ -42,10 +43,13 @@ extern int	tlbf_cache_memory;
  */
 typedef struct ValueCache ValueCache;
 
+typedef struct SharedKeyGuess SharedKeyGuess;
+
 typedef struct CallCache
 {
-	ItemHasher *hasher;
+	KeyMatcher *matcher;
 	ValueCache *values;
+	SharedKeyGuess *shared_guess;	/* for a shared filter (shared_filters.h) */
 } CallCache;
 
 /* value_cache.c */
@@ -88,16 +92,58 @@ extern int64 tlbf_window_arg(FunctionCallInfo fcinfo, int argno, const Tlbf *f);
 /* union.c */
 extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
 
+/* The fields of a composite value (datum_hash.c). */
+typedef struct RowFields
+{
+	int			n;
+	Oid		   *types;
+	Oid		   *collations;
+	Datum	   *values;
+	bool	   *nulls;
+	Oid			row_type;
+	int32		row_typmod;
+} RowFields;
+
 /* datum_hash.c */
-extern TlbfHash tlbf_hash_arg(FunctionCallInfo fcinfo, int argno, uint64 seed);
 extern Oid	tlbf_arg_type(FunctionCallInfo fcinfo, int argno);
 extern bool tlbf_int64_item(const ItemHasher *hasher, Datum item, int64 *value);
 extern bool tlbf_bytes_item(const ItemHasher *hasher, Datum item,
 							const uint8 **bytes, uint32 *len);
 extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);
+extern ItemHasher *tlbf_legacy_item_hasher(Oid type, Oid collation, MemoryContext context);
+extern int	tlbf_key_kind_of_type(Oid type);
+extern void tlbf_row_fields(Datum row, RowFields *out);
+extern TlbfHash tlbf_combine_hashes(const TlbfHash *hashes, const bool *nulls, int n,
+									uint64 seed);
 extern TlbfHash tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed);
 extern TlbfHash tlbf_hash_key(ItemHasher **hashers, const Datum *values,
 							  const bool *nulls, int n, uint64 seed);
+
+/* A key: one value, or a composite value's fields (key_match.c). */
+typedef struct KeyFields
+{
+	int			n;
+	Oid			types[TLBF_MAX_KEY_FIELDS];
+	Oid			collations[TLBF_MAX_KEY_FIELDS];
+	Datum		values[TLBF_MAX_KEY_FIELDS];
+	bool		nulls[TLBF_MAX_KEY_FIELDS];
+} KeyFields;
+
+/* key_match.c */
+extern KeyMatcher *tlbf_key_matcher(MemoryContext context);
+extern const char *tlbf_key_kind_name(int kind);
+extern char *tlbf_keys_description(TlbfKeys keys);
+extern void tlbf_key_from_value(KeyFields *key, Oid type, Oid collation, Datum value);
+extern TlbfKeys tlbf_key_own_kinds(const KeyFields *key);
+extern TlbfKeys tlbf_key_basis(const KeyFields *key, TlbfKeys filter_keys, bool holds_keys);
+extern bool tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
+						  bool adding, uint64 seed, TlbfHash *hash);
+extern bool tlbf_key_arg_hash(FunctionCallInfo fcinfo, int argno, const Tlbf *f,
+							  TlbfHash *hash);
+extern TlbfHash tlbf_key_arg_hash_for_add(FunctionCallInfo fcinfo, int argno, Tlbf *f);
+extern bool tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno,
+									 TlbfKeys filter_keys, bool holds_keys, bool adding,
+									 TlbfHash *hash, TlbfKeys *basis);
 
 /* times.c */
 extern TlbfTime tlbf_check_time(TimestampTz at);

@@ -22,6 +22,34 @@ span_text(int64 span)
 }
 
 /*
+ * Filters that hold keys of different recorded kinds cannot be merged: a
+ * key would be converted, and hashed, as one filter's kind only.
+ */
+static void
+check_same_keys(const Tlbf *const *inputs, int n)
+{
+	const Tlbf *first = NULL;
+
+	for (int i = 0; i < n; i++)
+	{
+		TlbfKeys	keys = tlbf_keys_of(inputs[i]);
+
+		if (inputs[i]->inserted == 0 || keys.fields == 0)
+			continue;
+		if (first == NULL)
+			first = inputs[i];
+		else if (!tlbf_keys_equal(tlbf_keys_of(first), keys))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("cannot merge tlbf filters that hold different kinds of key"),
+					 errdetail("One holds %s keys, another %s keys.",
+							   tlbf_keys_description(tlbf_keys_of(first)),
+							   tlbf_keys_description(keys)),
+					 errhint("Build the filters from keys of the same type.")));
+	}
+}
+
+/*
  * The union of filters as a new value in the current memory context,
  * within tlbf.max_filter_bytes and the format's 65,536 slices (the oldest
  * slices go first, counted and warned about, as when a filter grows).
@@ -33,6 +61,7 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 	Tlbf	   *out;
 	uint64		truncated = 0;
 
+	check_same_keys(inputs, n);
 	for (int i = 1; i < n; i++)
 	{
 		const char *differs = tlbf_merge_mismatch(inputs[0], inputs[i]);

@@ -42,6 +42,13 @@ tlbf_merge_mismatch(const Tlbf *a, const Tlbf *b)
 		return "hash scheme";
 	if (a->seed != b->seed)
 		return "hash seed";
+	{
+		const Tlbf *pair[2] = {a, b};
+		TlbfKeys	keys;
+
+		if (!tlbf_merge_keys(pair, 2, &keys))
+			return "key kind";
+	}
 	return NULL;
 }
 
@@ -113,6 +120,19 @@ tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n)
 	out->nslices = (uint32_t) total_slices;
 	out->inserted = 0;
 	out->truncated = 0;
+	{
+		TlbfKeys	keys;
+
+		/* filters of different kinds are refused first; if not, trust none */
+		if (!tlbf_merge_keys(inputs, n, &keys))
+		{
+			keys.fields = 0;
+			keys.kinds = 0;
+		}
+		out->key_fields = keys.fields;
+		out->key_kinds = keys.kinds;
+		out->version = keys.fields > 0 ? TLBF_FORMAT_VERSION : front->version;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		out->inserted = tlbf_add_saturating(out->inserted, inputs[i]->inserted);

@@ -183,6 +183,10 @@ tlbf_rows_take(const uint8_t *data, size_t len, uint64_t seed, TlbfSentRows *sen
 		return "The rows are of an unknown kind.";
 	if (header.nruns > TLBF_MAX_SENT_RUNS)
 		return "The rows come in too many runs.";
+	sent->keys.fields = header.key_fields;
+	sent->keys.kinds = header.key_kinds;
+	if (header.reserved != 0 || !tlbf_keys_check(sent->keys))
+		return "The kind of key is out of range.";
 	if (header.nrows > 0 &&
 		!(header.oldest >= TLBF_TIME_MIN && header.oldest <= header.newest &&
 		  header.newest < TLBF_TIME_END))

@@ -32,6 +32,13 @@ typedef struct TlbfHash
 	uint64_t	b;
 } TlbfHash;
 
+/* The kinds of a key's fields (tlbf_format.h); fields == 0: not recorded. */
+typedef struct TlbfKeys
+{
+	uint16_t	fields;
+	uint32_t	kinds;
+} TlbfKeys;
+
 /* What the caller asks for when creating a filter. */
 typedef struct TlbfParams
 {
@@ -123,6 +130,16 @@ extern uint32_t tlbf_truncate_to(Tlbf *f, size_t max_bytes, TlbfTime at);
 extern const char *tlbf_merge_mismatch(const Tlbf *a, const Tlbf *b);
 extern size_t tlbf_merge_bytes(const Tlbf *const *inputs, int n);
 extern void tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n);
+
+/* keys.c */
+extern TlbfKeys tlbf_keys_of(const Tlbf *f);
+extern TlbfKeys tlbf_keys_make(const uint8_t *kinds, int nfields);
+extern int	tlbf_key_kind(TlbfKeys keys, int field);
+extern bool tlbf_keys_equal(TlbfKeys a, TlbfKeys b);
+extern bool tlbf_keys_valid(const Tlbf *f);
+extern bool tlbf_keys_check(TlbfKeys keys);
+extern void tlbf_record_keys(Tlbf *f, TlbfKeys keys);
+extern bool tlbf_merge_keys(const Tlbf *const *inputs, int n, TlbfKeys *out);
 
 /* validate.c */
 extern bool tlbf_validate(const void *buffer, size_t len, TlbfProblem *problem);

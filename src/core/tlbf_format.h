@@ -27,7 +27,8 @@
 #include <stdint.h>
 
 #define TLBF_MAGIC			0x46424C54u /* "TLBF" read as little-endian */
-#define TLBF_FORMAT_VERSION 1
+#define TLBF_FORMAT_VERSION 2	/* 2 records the kind of key (1.4); 1 is read */
+#define TLBF_FORMAT_VERSION_1 1 /* no key kinds: read, written back as it was */
 #define TLBF_HASH_XXH3_DOUBLE 1 /* XXH3-128, double hashing, multiply-shift */
 
 /* Limits enforced when a filter is created and when one is validated. */
@@ -63,9 +64,11 @@ typedef struct Tlbf
 	uint8_t		hash_scheme;	/* TLBF_HASH_XXH3_DOUBLE */
 	uint8_t		k;				/* slices written by each insertion */
 	uint16_t	l;				/* planned full slices per span */
-	uint16_t	reserved0;		/* zero */
+	uint16_t	key_fields;		/* values in a key (1, or a composite's
+								 * fields); 0 while not recorded */
 	uint32_t	nslices;		/* entries in the slice directory */
-	uint32_t	reserved1;		/* zero */
+	uint32_t	key_kinds;		/* TlbfKeyKind of each field, 4 bits each,
+								 * the first field lowest */
 	uint64_t	seed;			/* hash seed; filters merge only if equal */
 	int64_t		span;			/* microseconds a key must be remembered */
 	double		error_rate;		/* target false-positive rate */
@@ -80,6 +83,30 @@ typedef struct Tlbf
 	uint64_t	gen_left;		/* load left before the next shift, same unit */
 	double		target_gen;		/* keys per span/l at the observed rate */
 } Tlbf;
+
+/*
+ * The kind of key a filter holds, recorded when its first key goes in, so
+ * that a key of another type is converted to it or refused instead of
+ * silently hashing differently (see key_match.c in the glue).  Each kind
+ * has one way of hashing.
+ */
+typedef enum TlbfKeyKind
+{
+	TLBF_KEY_UNRECORDED = 0,
+	TLBF_KEY_INTEGER,			/* int2, int4, int8 */
+	TLBF_KEY_NUMERIC,
+	TLBF_KEY_FLOAT,				/* float4, float8 */
+	TLBF_KEY_TEXT,				/* text, varchar, bpchar, name */
+	TLBF_KEY_UUID,
+	TLBF_KEY_BYTEA,
+	TLBF_KEY_DATE,
+	TLBF_KEY_TIMESTAMP,
+	TLBF_KEY_TIMESTAMPTZ,
+	TLBF_KEY_OTHER				/* hashed by its type's hash function */
+} TlbfKeyKind;
+
+#define TLBF_KEY_KIND_MAX	TLBF_KEY_OTHER
+#define TLBF_MAX_KEY_FIELDS 8	/* 4 bits each in key_kinds */
 
 typedef struct TlbfSlice
 {

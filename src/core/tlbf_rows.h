@@ -107,7 +107,7 @@ typedef struct TlbfRowCursor
  * TLBF_MAX_SENT_RUNS runs, and a receiver refuses a stream with more.
  */
 #define TLBF_ROWS_MAGIC		0x52424C54u /* "TLBR" read as little-endian */
-#define TLBF_ROWS_VERSION	1
+#define TLBF_ROWS_VERSION	2	/* 2: with the kind of key */
 #define TLBF_MAX_SENT_RUNS	16
 
 typedef struct TlbfRowsHeader
@@ -122,6 +122,9 @@ typedef struct TlbfRowsHeader
 	uint64_t	nrows;
 	TlbfTime	oldest;			/* the rows' times: the receiver sizes the */
 	TlbfTime	newest;			/* filter from them (0 when nrows is 0) */
+	uint32_t	key_kinds;		/* the kind of key, as in a filter's header */
+	uint16_t	key_fields;
+	uint16_t	reserved;		/* zero */
 } TlbfRowsHeader;
 
 /* A TlbfRun as it is sent; the offset counts from the first row. */
@@ -144,6 +147,7 @@ typedef struct TlbfSentRows
 	double		error_rate;
 	TlbfTime	oldest;
 	TlbfTime	newest;
+	TlbfKeys	keys;
 	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
 	int			nruns;
 } TlbfSentRows;

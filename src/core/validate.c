@@ -37,12 +37,12 @@ validate_header(const Tlbf *f, TlbfProblem *problem)
 {
 	if (f->magic != TLBF_MAGIC)
 		return fail(problem, "Not a tlbf value (bad magic number)");
-	if (f->version != TLBF_FORMAT_VERSION)
+	if (f->version != TLBF_FORMAT_VERSION && f->version != TLBF_FORMAT_VERSION_1)
 		return fail(problem, "Unknown tlbf format version");
 	if (f->hash_scheme != TLBF_HASH_XXH3_DOUBLE)
 		return fail(problem, "Unknown hash scheme");
-	if (f->reserved0 != 0 || f->reserved1 != 0)
-		return fail(problem, "Reserved header fields are not zero");
+	if (!tlbf_keys_valid(f))
+		return fail(problem, "Key kinds are out of range");
 	if (f->k < 1 || f->k > TLBF_MAX_K)
 		return fail(problem, "Parameter k is out of range");
 	if (f->l < 1 || f->l > TLBF_MAX_L)

@@ -83,11 +83,16 @@ test_rejects_bad_fields(void **state)
 	TlbfSlice  *s = tlbf_slices(f);
 
 	EXPECT_REJECTED(f->magic ^= 1);
-	EXPECT_REJECTED(f->version = 2);
+	EXPECT_REJECTED(f->version = 3);
 	EXPECT_REJECTED(f->version = 0);
 	EXPECT_REJECTED(f->hash_scheme = 7);
-	EXPECT_REJECTED(f->reserved0 = 1);
-	EXPECT_REJECTED(f->reserved1 = 1);
+	EXPECT_REJECTED(f->key_fields = 1);
+	EXPECT_REJECTED(f->key_kinds = 1);
+	EXPECT_REJECTED(f->key_fields = 1; f->key_kinds = TLBF_KEY_KIND_MAX + 1);
+	EXPECT_REJECTED(f->key_fields = 1; f->key_kinds = 0x11);
+	EXPECT_REJECTED(f->key_fields = 2; f->key_kinds = 0x01);
+	EXPECT_REJECTED(f->key_fields = TLBF_MAX_KEY_FIELDS + 1; f->key_kinds = 0x11111111);
+	EXPECT_REJECTED(f->version = TLBF_FORMAT_VERSION_1; f->key_fields = 1; f->key_kinds = 1);
 	EXPECT_REJECTED(f->k = 0);
 	EXPECT_REJECTED(f->k = TLBF_MAX_K + 1);
 	EXPECT_REJECTED(f->l = 0);
