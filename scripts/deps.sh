@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(postgresql-15 postgresql-server-dev-15 libxxhash-dev libcmocka-dev
-          libipc-run-perl gcc make "$@")
+          libipc-run-perl python3-psycopg libdbd-pg-perl gcc make "$@")
 
 missing=()
 for p in "${packages[@]}"; do
