@@ -30,14 +30,16 @@ EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
 #                    'tlbf'; they run after setup.
 #   ISOLATION        isolation specs, every test/isolation/specs/*.spec with
 #                    its test/isolation/expected/NAME.out.
-#                    `make installcheck-preload` runs REGRESS_PRELOAD and
-#                    ISOLATION on a throwaway cluster of its own, started
+#                    `make installcheck-preload` runs REGRESS (which must
+#                    pass on a preloaded server too: a user's may be one),
+#                    REGRESS_PRELOAD and ISOLATION on a throwaway cluster
+#                    of its own, started
 #                    with the library preloaded and tlbf.worker_enabled = off
 #                    (a test that needs the worker is a TAP test).
 #   test/t/*.pl      TAP tests (PostgreSQL::Test::Cluster), each starting the
 #                    clusters it needs: `make tap`, as a user other than root.
 # `make matrix` runs all of these against each PostgreSQL version.
-REGRESS = setup type_io casts_summary create_add contains value_cache inference hashing key_kinds labels retire_info bad_params streams aggregates agg_order agg_one_span agg_state maintenance shared_unloaded bad_inputs upgrade
+REGRESS = setup type_io casts_summary create_add contains value_cache inference hashing key_kinds labels retire_info bad_params streams aggregates agg_order agg_one_span agg_state future_times maintenance shared_unloaded bad_inputs upgrade
 REGRESS_PRELOAD = shared_functions
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
@@ -125,17 +127,15 @@ unit-sanitized: $(SANITIZED_TESTS)
 
 # --- tests against PostgreSQL beyond PGXS's installcheck --------------------
 ifneq ($(PGXS_FOUND),)
-# REGRESS_PRELOAD and ISOLATION, on a throwaway cluster (scripts/cluster.sh)
-# with the library preloaded and the worker off.
+# REGRESS, REGRESS_PRELOAD and ISOLATION, on a throwaway cluster
+# (scripts/cluster.sh) with the library preloaded and the worker off.
 installcheck-preload:
 	TLBF_CLUSTER_CONF="$$(printf 'tlbf.worker_enabled = off\n%s' "$${TLBF_CLUSTER_CONF:-}")" \
 	PG_CONFIG='$(PG_CONFIG)' scripts/cluster.sh --preload $(MAKE) installcheck-preload-run
 
 # the same on a server already running so (PGHOST, PGPORT, ...)
 installcheck-preload-run:
-ifneq ($(strip $(REGRESS_PRELOAD)),)
-	$(pg_regress_installcheck) --outputdir=output_preload $(REGRESS_OPTS) setup $(REGRESS_PRELOAD)
-endif
+	$(pg_regress_installcheck) --outputdir=output_preload $(REGRESS_OPTS) $(REGRESS) $(REGRESS_PRELOAD)
 	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)
 
 # TAP tests (PostgreSQL::Test::Cluster; each starts its own clusters).  The

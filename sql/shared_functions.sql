@@ -83,6 +83,11 @@ EXECUTE shared_asked('43');
 SELECT outcome($$SELECT tlbf_shared_rebuild('typed', 'SELECT ''x''::text, now()')$$);
 SELECT tlbf_shared_rebuild('typed', 'SELECT g::numeric, now() FROM generate_series(100, 109) g') AS rebuilt,
        tlbf_shared_contains('typed', 105) AS rebuilt_found;
+-- a key dated past tlbf.max_future is refused here too
+SET TimeZone = 'UTC';
+SELECT outcome($$SELECT tlbf_shared_add('typed', 7, '2999-01-01 00:00+00')$$);
+SELECT outcome($$SELECT tlbf_shared_rebuild('typed', 'SELECT 7, ''2999-01-01 00:00+00''::timestamptz')$$);
+SELECT tlbf_shared_contains('typed', 7) AS added_anyway;
 SELECT tlbf_shared_drop('typed');
 
 -- a filter larger than shared memory: the size it would need, as computed

@@ -709,7 +709,7 @@ tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryConte
 		state->keys = tlbf_key_own_kinds(&first_key);
 		state->row_kind = key_kind(state->hasher, PG_GETARG_DATUM(1));
 	}
-	row.at = tlbf_time_arg(fcinfo, 2);
+	row.at = tlbf_insert_time_arg(fcinfo, 2);
 	read_key(state, PG_GETARG_DATUM(1), &row, &key);
 	if (state->rows_seen == 0 || row.at < state->oldest_seen)
 		state->oldest_seen = row.at;

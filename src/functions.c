@@ -105,7 +105,7 @@ tlbf_add(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 
 	f = tlbf_arg_copy(fcinfo, 0);
-	at = tlbf_time_arg(fcinfo, 2);
+	at = tlbf_insert_time_arg(fcinfo, 2);
 	hash = tlbf_key_arg_hash_for_add(fcinfo, 1, f);
 	tlbf_memory_for(&memory, f, CurrentMemoryContext);
 	truncated = f->truncated;

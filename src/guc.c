@@ -26,6 +26,7 @@ int			tlbf_agg_send_limit = 256 * 1024;
 
 /* The most memory, in kB, the TOASTed filters one call site keeps take. */
 int			tlbf_cache_memory = 256 * 1024;
+int			tlbf_max_future = 300;
 
 /* Seconds between two maintenance passes. */
 int			tlbf_naptime = 60;
@@ -63,6 +64,17 @@ _PG_init(void)
 							512 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.max_future",
+							"How far ahead of the server's clock a key's time may be.",
+							"A key dated later is refused: it would keep its filter "
+							"from forgetting until then.  -1 accepts any time.",
+							&tlbf_max_future,
+							300,
+							-1,
+							INT_MAX / 1000,
+							PGC_USERSET,
+							GUC_UNIT_S,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.cache_memory",
 							"Memory for the stored filters one expression of a query reads.",

@@ -306,7 +306,7 @@ Datum
 tlbf_shared_add(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
-	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
+	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
 	SharedKeyGuess *guess = call_site_guess(fcinfo, name);
 	TlbfHash	hash;
 	TlbfKeys	basis;
@@ -569,7 +569,7 @@ rebuild_batch(const char *name, KeyMatcher *matcher, SharedKeyGuess *guess)
 			}
 			basis = tlbf_key_basis(&key, guess->keys, guess->holds_keys);
 			(void) tlbf_key_hash(matcher, &key, basis, true, TLBF_DEFAULT_SEED, &hashes[n]);
-			times[n] = tlbf_check_time(DatumGetTimestampTz(at));
+			times[n] = tlbf_check_insert_time(DatumGetTimestampTz(at));
 			n++;
 		}
 	} while (n > 0 && !tlbf_shared_insert(name, hashes, times, n, basis, guess, &is_new));

@@ -9,6 +9,7 @@
 
 #include "common/int.h"
 #include "datatype/timestamp.h"
+#include "utils/builtins.h"
 
 /* The core's time is PostgreSQL's TimestampTz; its range must be too. */
 StaticAssertDecl(TLBF_TIME_MIN == MIN_TIMESTAMP, "tlbf time range differs from PostgreSQL's");
@@ -32,6 +33,49 @@ TlbfTime
 tlbf_time_arg(FunctionCallInfo fcinfo, int argno)
 {
 	return tlbf_check_time(PG_GETARG_TIMESTAMPTZ(argno));
+}
+
+static char *
+time_text(TimestampTz t)
+{
+	return DatumGetCString(DirectFunctionCall1(timestamptz_out, TimestampTzGetDatum(t)));
+}
+
+/*
+ * A time a key is added at: finite, and not more than tlbf.max_future
+ * ahead of the server's clock.  A filter's slices keep the newest time
+ * they were written at, and a key added earlier than a filter's newest
+ * insertion counts as added then: one key dated a year ahead (a client's
+ * clock, a typo in a replayed log) would keep every later key, and the
+ * slices holding them, until a year after.  The clock is read again only
+ * when a time passes the limit last computed, so an aggregate over
+ * millions of rows reads it rarely.
+ */
+TlbfTime
+tlbf_check_insert_time(TimestampTz at)
+{
+	static TimestampTz limit = DT_NOBEGIN;
+
+	(void) tlbf_check_time(at);
+	if (tlbf_max_future < 0 || at <= limit)
+		return at;
+	limit = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										(int64) tlbf_max_future * 1000);
+	if (at > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("tlbf key time %s is ahead of the server's clock", time_text(at)),
+				 errdetail("Keys are refused if dated more than tlbf.max_future (%d s) ahead: one key dated in the future keeps its filter from forgetting until then.",
+						   tlbf_max_future),
+				 errhint("Fix the time, or raise tlbf.max_future (-1 accepts any time).")));
+	return at;
+}
+
+/* A timestamptz argument a key is added at, checked. */
+TlbfTime
+tlbf_insert_time_arg(FunctionCallInfo fcinfo, int argno)
+{
+	return tlbf_check_insert_time(PG_GETARG_TIMESTAMPTZ(argno));
 }
 
 /*

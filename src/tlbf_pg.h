@@ -34,6 +34,7 @@ extern int	tlbf_naptime;
 extern bool tlbf_worker_enabled;
 extern int	tlbf_snapshot_interval;
 extern int	tlbf_cache_memory;
+extern int	tlbf_max_future;
 
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted
@@ -148,6 +149,8 @@ extern bool tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno,
 /* times.c */
 extern TlbfTime tlbf_check_time(TimestampTz at);
 extern TlbfTime tlbf_time_arg(FunctionCallInfo fcinfo, int argno);
+extern TlbfTime tlbf_check_insert_time(TimestampTz at);
+extern TlbfTime tlbf_insert_time_arg(FunctionCallInfo fcinfo, int argno);
 extern int64 tlbf_interval_usecs(const Interval *interval, const char *what);
 
 #endif							/* TLBF_PG_H */
