@@ -86,6 +86,20 @@ clean:
 endif
 .DEFAULT_GOAL := all
 
+# Objects belong to the PostgreSQL they were compiled against, and to the
+# headers they include: build/postgres.stamp names that PostgreSQL, and is
+# rewritten (so every object is compiled again) when PG_CONFIG names
+# another; an object is compiled again when any header changes.
+ifneq ($(PGXS_FOUND),)
+POSTGRES_STAMP = build/postgres.stamp
+POSTGRES_BUILT_FOR := $(shell $(PG_CONFIG) --version) $(shell $(PG_CONFIG) --includedir-server)
+$(POSTGRES_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(POSTGRES_BUILT_FOR)' | cmp -s - $@ || echo '$(POSTGRES_BUILT_FOR)' >$@
+$(OBJS) $(OBJS:.o=.bc): $(POSTGRES_STAMP) $(wildcard src/*.h src/core/*.h)
+FORCE:
+endif
+
 # After the include: PGXS's installcheck runs ISOLATION whenever it is set
 # before, and isolation needs the preloaded library.
 ISOLATION = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
@@ -95,7 +109,7 @@ ISOLATION_OPTS = --inputdir=test/isolation --dbname=isolation_regression
 pg-config:
 	@echo $(PG_CONFIG)
 
-.PHONY: test demo matrix bench bench-tools unit unit-run unit-sanitized tap eval fuzz \
+.PHONY: FORCE test demo matrix bench bench-tools unit unit-run unit-sanitized tap eval fuzz \
 	pg-config installcheck-preload installcheck-preload-run deb test-deb test-meta
 
 # --- the pure-C core, built alone -------------------------------------------

@@ -23,7 +23,8 @@ fi
 
 as_server_user=()
 if [ "$(id -u)" -eq 0 ]; then
-    as_server_user=(runuser -u postgres --)
+    # from /, which the server user can enter wherever the clone lives
+    as_server_user=(runuser -u postgres -- env -C /)
 fi
 
 free_port() {

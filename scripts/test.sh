@@ -13,6 +13,9 @@ scripts/test_meta.sh
 
 scripts/build.sh
 
+echo "== the build compiles again for another PostgreSQL or a changed header"
+scripts/test_rebuild.sh
+
 echo "== C unit tests of the core"
 make -s unit-run
 

@@ -13,6 +13,7 @@
 # installed is not replaced: the test stops and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$(pwd)
 
 scripts/deb.sh
 
@@ -99,12 +100,17 @@ for deb in build/deb/postgresql-*-tlbf_*.deb; do
 
     # a fresh cluster of that version, library not preloaded, then one
     # with the library preloaded (test/deb: the queries and their answers)
+    # They run from a directory only this user may enter, as a clone under
+    # /root or in a mktemp -d directory is: nothing may depend on where the
+    # clone lives (the server runs as another user).
+    private=$(mktemp -d "$work/private.XXXXXX")
+    chmod 700 "$private"
     for kind in plain preloaded; do
         preload=()
         [ $kind = preloaded ] && preload=(--preload)
-        if ! PG_CONFIG=$bindir/pg_config scripts/cluster.sh "${preload[@]}" \
+        if ! (cd "$private" && PG_CONFIG=$bindir/pg_config "$repo/scripts/cluster.sh" "${preload[@]}" \
                 psql -X -q -A -t -v ON_ERROR_STOP=1 -v version="$default_version" \
-                -f test/deb/$kind.sql >"$work/$kind.out" 2>&1 ||
+                -f "$repo/test/deb/$kind.sql") >"$work/$kind.out" 2>&1 ||
                 ! diff -u test/deb/$kind.out "$work/$kind.out"; then
             echo "FAILED: $package in a cluster ($kind):" >&2
             cat "$work/$kind.out" >&2
