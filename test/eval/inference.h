@@ -112,6 +112,7 @@ typedef struct MomentResult
 	char		stream[32];
 	char		window_label[16];	/* "10 min", ... */
 	char		moment_label[16];	/* "17:34", ... */
+	char		period[16];		/* the part of the day: settings pooled */
 	bool		held_out;		/* not among the moments the model was
 								 * examined on */
 	int64_t		at;
@@ -145,6 +146,7 @@ extern void inference_moments(const Stream *s, const uint64_t *keys, long nkeys,
 							  MomentResult *out);
 extern void calibration_add(Calibration *sum, const Calibration *c);
 extern double calibration_error(const Calibration *c, bool midpoints);
+extern double calibration_noise_floor(const Calibration *c);
 extern long calibration_positives(const Calibration *c);
 extern double calibration_brier(const Calibration *c);
 

@@ -355,6 +355,35 @@ calibration_add(Calibration *sum, const Calibration *c)
 	sum->sum_prior += c->sum_prior;
 }
 
+/*
+ * The posterior error calibrated posteriors would show with these bins'
+ * counts, from sampling alone: in each bin the fraction in the window is
+ * then about normal around the bin's mean posterior p with variance
+ * p (1 - p) / count, and E|fraction - midpoint| is that of a folded normal.
+ */
+double
+calibration_noise_floor(const Calibration *c)
+{
+	long		n = calibration_positives(c);
+	double		sum = 0.0;
+
+	for (int b = 0; b < INF_BINS; b++)
+	{
+		double		p,
+					mu,
+					sigma;
+
+		if (c->count[b] == 0)
+			continue;
+		p = c->sum_posterior[b] / c->count[b];
+		mu = p - (b + 0.5) / INF_BINS;
+		sigma = sqrt(fmax(p * (1.0 - p), 1e-12) / c->count[b]);
+		sum += c->count[b] * (sigma * sqrt(2.0 / M_PI) * exp(-mu * mu / (2.0 * sigma * sigma)) +
+							  mu * erf(mu / (sigma * sqrt(2.0))));
+	}
+	return n > 0 ? sum / n : NAN;
+}
+
 long
 calibration_positives(const Calibration *c)
 {

@@ -15,7 +15,7 @@
  * sessions	web-like clients (the inference experiment's synthetic
  *			bursts): sessions start at a rate that follows the time of
  *			day (1 to 4 between night and afternoon), each by a client
- *			drawn from 100,000 with Zipf(1) popularity, so that some come
+ *			drawn from 1,000,000 with Zipf(1) popularity, so that some come
  *			back again and again; a session is a few page views (mean
  *			4) separated by think times of median 30 s (log-normal,
  *			heavy-tailed), each page view a burst of requests within two
@@ -155,7 +155,7 @@ stream_synthetic(Stream *s, Pattern p, size_t n, uint64_t seed)
 	}
 }
 
-#define SESSION_CLIENTS	100000
+#define SESSION_CLIENTS	1000000
 #define SESSION_PAGES	4.0
 #define PAGE_REQUESTS	3.0
 #define THINK_MEDIAN_S	30.0
