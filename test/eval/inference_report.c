@@ -419,7 +419,7 @@ pool_label(const MomentPool *p)
 	static char label[64];
 
 	snprintf(label, sizeof(label), "%s%s%s", p->period[0] ? p->period : "",
-			 p->period[0] ? " " : "", p->held_out_only ? "pooled, held out" : "pooled");
+			 p->period[0] ? " " : "", p->held_out_only ? "pooled (held out)" : "pooled");
 	return label;
 }
 
