@@ -102,7 +102,37 @@ typedef struct InferenceResult
 	long		ranges[NKINDS]; /* keys that got a range */
 } InferenceResult;
 
+/*
+ * The moments experiment (the issue's measure): at one moment, every key
+ * the stream ever has (the web log: the day's clients) is asked, with the
+ * prior set to the share of them really in the window.
+ */
+typedef struct MomentResult
+{
+	char		stream[32];
+	char		window_label[16];	/* "10 min", ... */
+	char		moment_label[16];	/* "17:34", ... */
+	char		period[16];		/* the part of the day: settings pooled */
+	bool		held_out;		/* not among the moments the model was
+								 * examined on */
+	int64_t		at;
+	double		window_seconds;
+	double		error_rate;
+	int			k;
+	int			l;
+	double		prior;			/* live / keys */
+	long		keys;
+	long		live;
+	long		found;			/* tlbf_query said yes */
+	long		inconsistent;
+	long		live_missed;
+	Calibration positive;		/* answers with a posterior above 0 */
+	Calibration every;			/* every answer (a 0 in the first bin) */
+} MomentResult;
+
 /* inference_queries.c */
+extern uint64_t *stream_distinct_keys(const Stream *s, long *n);
+
 extern QuerySet *inference_queries(const WindowSetup *w, long max_known,
 								   uint64_t seed);
 extern void inference_queries_free(QuerySet *sets, int n);
@@ -110,12 +140,20 @@ extern void inference_queries_free(QuerySet *sets, int n);
 /* inference_measure.c */
 extern void inference_measure(const WindowSetup *w, const QuerySet *sets,
 							  double error_rate, InferenceResult *out);
+extern void inference_moments(const Stream *s, const uint64_t *keys, long nkeys,
+							  int64_t window, double error_rate,
+							  const int64_t *moments, int nmoments,
+							  MomentResult *out);
+extern void calibration_add(Calibration *sum, const Calibration *c);
 extern double calibration_error(const Calibration *c, bool midpoints);
+extern double calibration_noise_floor(const Calibration *c);
 extern long calibration_positives(const Calibration *c);
 extern double calibration_brier(const Calibration *c);
 
 /* inference_report.c */
 extern void inference_report(const char *dir, const InferenceResult *results,
 							 int n, const char *setup_note);
+extern bool moments_report(const char *dir, const MomentResult *results, int n,
+						   const char *setup_note);
 
 #endif							/* EVAL_INFERENCE_H */

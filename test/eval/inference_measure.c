@@ -31,6 +31,14 @@
  * insertion time, and the range's width (infinite when there is no lower
  * bound); for expired and fresh keys, whether they get a range at all.
  *
+ * Moments (inference_moments): one filter per stream and window, fed in
+ * time order; at each moment every distinct key of the stream is asked,
+ * with the prior at the share of them last inserted within the window.
+ * Live keys are those, expired ones were last inserted before the window,
+ * fresh ones not yet.  Calibration as above over the answers above 0 (what
+ * a user reads a probability for), and over every answer, a 0 counting in
+ * the first bin.
+ *
  *-------------------------------------------------------------------------
  */
 #include <math.h>
@@ -41,6 +49,7 @@
 #include "hashing.h"
 #include "heap_memory.h"
 #include "inference.h"
+#include "last_seen.h"
 
 static int
 compare_doubles(const void *a, const void *b)
@@ -76,21 +85,28 @@ create_filter(const WindowSetup *w, double error_rate, TlbfMemory *memory)
 	return heap_filter(&p, memory);
 }
 
+/* One answer into its bin of the posterior. */
 static void
-tally_calibration(Calibration *c, double posterior, double prior, const Query *q)
+tally_bin(Calibration *c, double posterior, QueryKind kind)
 {
 	int			bin = (int) (posterior * INF_BINS);
+	bool		truth = kind == KIND_LIVE;
 
-	c->sum_prior += prior;
-	if (posterior <= 0.0)
-		return;
 	if (bin >= INF_BINS)
 		bin = INF_BINS - 1;
 	c->count[bin]++;
-	c->in_window[bin] += q->kind == KIND_LIVE;
-	c->by_kind[bin][q->kind]++;
+	c->in_window[bin] += truth;
+	c->by_kind[bin][kind]++;
 	c->sum_posterior[bin] += posterior;
-	c->sum_squared_error += (posterior - (q->kind == KIND_LIVE)) * (posterior - (q->kind == KIND_LIVE));
+	c->sum_squared_error += (posterior - truth) * (posterior - truth);
+}
+
+static void
+tally_calibration(Calibration *c, double posterior, double prior, const Query *q)
+{
+	c->sum_prior += prior;
+	if (posterior > 0.0)
+		tally_bin(c, posterior, q->kind);
 }
 
 /* What a decision costs for one query. */
@@ -207,6 +223,165 @@ inference_measure(const WindowSetup *w, const QuerySet *sets, double error_rate,
 	free(widths);
 	free(scratch);
 	free(f);
+}
+
+/*
+ * The truth about every key at a moment: its kind, by its last insertion
+ * at or before 'at'.
+ */
+static QueryKind
+moment_kind(const LastSeen *seen, const int64_t *times, uint64_t key,
+			int64_t at, int64_t window)
+{
+	int64_t		last = last_seen_get(seen, key);
+
+	if (last < 0)
+		return KIND_FRESH;
+	return times[last] >= at - window ? KIND_LIVE : KIND_EXPIRED;
+}
+
+/* Ask every key at one moment; the filter has been fed up to it. */
+static void
+ask_moment(const Tlbf *f, const LastSeen *seen, const int64_t *times,
+		   const uint64_t *keys, long nkeys, bool *scratch, MomentResult *out)
+{
+	int64_t		at = out->at;
+	int64_t		window = f->span;
+	uint8_t    *kinds = eval_calloc(nkeys, 1);
+
+	for (long i = 0; i < nkeys; i++)
+	{
+		kinds[i] = (uint8_t) moment_kind(seen, times, keys[i], at, window);
+		out->live += kinds[i] == KIND_LIVE;
+	}
+	out->keys = nkeys;
+	out->prior = nkeys > 0 ? (double) out->live / nkeys : 0.0;
+	for (long i = 0; i < nkeys; i++)
+	{
+		TlbfHash	h = eval_hash(keys[i]);
+		bool		yes = tlbf_query(f, h, at, window);
+		TlbfTime	lower,
+					upper;
+		bool		found = tlbf_last_seen(f, h, at, window, scratch, &lower, &upper);
+		double		p = tlbf_posterior(f, h, at, window, out->prior, scratch);
+
+		out->found += yes;
+		out->live_missed += kinds[i] == KIND_LIVE && !yes;
+		if (out->prior > 0.0 && out->prior < 1.0 && ((p > 0.0) != yes || found != yes))
+			out->inconsistent++;
+		out->positive.sum_prior += out->prior;
+		out->every.sum_prior += out->prior;
+		if (p > 0.0)
+			tally_bin(&out->positive, p, kinds[i]);
+		tally_bin(&out->every, p, kinds[i]);
+	}
+	free(kinds);
+}
+
+/*
+ * One filter with 'window' as its span over the whole stream, asked every
+ * key at each moment (ascending).  Its capacity guess is the mean number of
+ * insertions per window over the stream.  out[] gets one result per
+ * moment; the caller labels them.
+ */
+void
+inference_moments(const Stream *s, const uint64_t *keys, long nkeys,
+				  int64_t window, double error_rate,
+				  const int64_t *moments, int nmoments, MomentResult *out)
+{
+	double		duration = (double) (s->times[s->n - 1] - s->times[0]) + 1.0;
+	TlbfParams	p = {window, error_rate,
+	(uint64_t) fmax(1.0, s->n * fmin(1.0, window / duration)), 0, 0, 0};
+	TlbfProblem problem;
+	TlbfMemory	memory;
+	Tlbf	   *f;
+	LastSeen	seen;
+	bool	   *scratch = NULL;
+	uint32_t	scratch_slices = 0;
+	size_t		pos = 0;
+
+	if (!tlbf_check_params(&p, &problem))
+	{
+		fprintf(stderr, "tlbf parameters: %s\n", problem.message);
+		exit(1);
+	}
+	f = heap_filter(&p, &memory);
+	last_seen_init(&seen, s->n);
+	for (int m = 0; m < nmoments; m++)
+	{
+		MomentResult *r = &out[m];
+
+		memset(r, 0, sizeof(*r));
+		r->at = moments[m];
+		for (; pos < s->n && s->times[pos] <= r->at; pos++)
+		{
+			if (tlbf_insert(&f, &memory, eval_hash(s->keys[pos]), s->times[pos]) != TLBF_OK)
+			{
+				fprintf(stderr, "tlbf_insert failed\n");
+				exit(1);
+			}
+			last_seen_put(&seen, s->keys[pos], (int64_t) pos);
+		}
+		if (f->nslices > scratch_slices)
+		{
+			free(scratch);
+			scratch_slices = f->nslices;
+			scratch = eval_calloc(2 * (size_t) scratch_slices, sizeof(bool));
+		}
+		r->window_seconds = (double) window / EVAL_SECOND;
+		r->error_rate = error_rate;
+		r->k = f->k;
+		r->l = f->l;
+		ask_moment(f, &seen, s->times, keys, nkeys, scratch, r);
+	}
+	last_seen_free(&seen);
+	free(scratch);
+	free(f);
+}
+
+/* Add one calibration's tallies to another (pooling settings). */
+void
+calibration_add(Calibration *sum, const Calibration *c)
+{
+	for (int b = 0; b < INF_BINS; b++)
+	{
+		sum->count[b] += c->count[b];
+		sum->in_window[b] += c->in_window[b];
+		for (int k = 0; k < NKINDS; k++)
+			sum->by_kind[b][k] += c->by_kind[b][k];
+		sum->sum_posterior[b] += c->sum_posterior[b];
+	}
+	sum->sum_squared_error += c->sum_squared_error;
+	sum->sum_prior += c->sum_prior;
+}
+
+/*
+ * The posterior error calibrated posteriors would show with these bins'
+ * counts, from sampling alone: in each bin the fraction in the window is
+ * then about normal around the bin's mean posterior p with variance
+ * p (1 - p) / count, and E|fraction - midpoint| is that of a folded normal.
+ */
+double
+calibration_noise_floor(const Calibration *c)
+{
+	long		n = calibration_positives(c);
+	double		sum = 0.0;
+
+	for (int b = 0; b < INF_BINS; b++)
+	{
+		double		p,
+					mu,
+					sigma;
+
+		if (c->count[b] == 0)
+			continue;
+		p = c->sum_posterior[b] / c->count[b];
+		mu = p - (b + 0.5) / INF_BINS;
+		sigma = sqrt(fmax(p * (1.0 - p), 1e-12) / c->count[b]);
+		sum += c->count[b] * (sigma * sqrt(2.0 / M_PI) * exp(-mu * mu / (2.0 * sigma * sigma)) +
+							  mu * erf(mu / (sigma * sqrt(2.0))));
+	}
+	return n > 0 ? sum / n : NAN;
 }
 
 long

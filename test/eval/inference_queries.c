@@ -100,3 +100,25 @@ inference_queries_free(QuerySet *sets, int n)
 		free(sets[c].queries);
 	free(sets);
 }
+
+/*
+ * Every distinct key of a stream, in the order of first insertion: the
+ * moments experiment asks them all (the web log: the day's clients).
+ */
+uint64_t *
+stream_distinct_keys(const Stream *s, long *n)
+{
+	LastSeen	seen;
+	uint64_t   *keys = eval_calloc(s->n > 0 ? s->n : 1, sizeof(uint64_t));
+
+	*n = 0;
+	last_seen_init(&seen, s->n);
+	for (size_t i = 0; i < s->n; i++)
+		if (last_seen_get(&seen, s->keys[i]) < 0)
+		{
+			last_seen_put(&seen, s->keys[i], (int64_t) i);
+			keys[(*n)++] = s->keys[i];
+		}
+	last_seen_free(&seen);
+	return keys;
+}

@@ -12,6 +12,14 @@
  *			from a hot set of 200 keys new to that burst, the rest uniform.
  *			Phase lengths are exponential.  Its times are real: ten times
  *			the rate during bursts.
+ * sessions	web-like clients (the inference experiment's synthetic
+ *			bursts): sessions start at a rate that follows the time of
+ *			day (1 to 4 between night and afternoon), each by a client
+ *			drawn from 1,000,000 with Zipf(1) popularity, so that some come
+ *			back again and again; a session is a few page views (mean
+ *			4) separated by think times of median 30 s (log-normal,
+ *			heavy-tailed), each page view a burst of requests within two
+ *			seconds (mean 3); times to the second, as in the web log.
  *
  * The web log is read with zcat; each line gives a client id (the key)
  * and a time to the second (UTC).
@@ -145,6 +153,120 @@ stream_synthetic(Stream *s, Pattern p, size_t n, uint64_t seed)
 		s->keys[i] = tagged(p, seed, id);
 		s->times[i] = EVAL_START + (int64_t) i * EVAL_MS;
 	}
+}
+
+#define SESSION_CLIENTS	1000000
+#define SESSION_PAGES	4.0
+#define PAGE_REQUESTS	3.0
+#define THINK_MEDIAN_S	30.0
+#define THINK_SIGMA		1.2
+
+/* Zipf(1) over 'n' clients by inversion of the continuous approximation. */
+static uint64_t
+session_client(Rng *rng)
+{
+	double		u = rng_uniform(rng);
+
+	return (uint64_t) fmin(SESSION_CLIENTS - 1,
+						   floor(exp(u * log((double) SESSION_CLIENTS + 1.0)) - 1.0));
+}
+
+/* A standard normal draw (Box-Muller; one of the pair is enough). */
+static double
+normal_draw(Rng *rng)
+{
+	double		u = 1.0 - rng_uniform(rng);
+
+	return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * rng_uniform(rng));
+}
+
+/* Geometric count of mean 'mean', at least one. */
+static long
+at_least_one(Rng *rng, double mean)
+{
+	return 1 + (long) floor(log1p(-rng_uniform(rng)) / log1p(-1.0 / mean));
+}
+
+typedef struct TimedKey
+{
+	int64_t		time;
+	uint64_t	key;
+	size_t		order;			/* ties keep the order of generation */
+} TimedKey;
+
+static int
+compare_timed(const void *a, const void *b)
+{
+	const TimedKey *x = a,
+			   *y = b;
+
+	if (x->time != y->time)
+		return (x->time > y->time) - (x->time < y->time);
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+/*
+ * Session starts: a Poisson process over one day whose rate follows the
+ * time of day, 1 + 0.6 sin(2 pi (t / day - 1/4)), thinned from its peak
+ * rate, with a mean of n requests in the day; the requests are put in time
+ * order, and those past the day's end are dropped.
+ */
+void
+stream_sessions(Stream *s, size_t n, double day_seconds, uint64_t seed)
+{
+	Rng			rng = rng_seeded(seed * 31 + 7);
+	size_t		allocated = 2 * n;
+	TimedKey   *requests = eval_calloc(allocated, sizeof(TimedKey));
+	double		mean_gap = day_seconds * SESSION_PAGES * PAGE_REQUESTS / n;
+	double		t = 0.0;
+	size_t		drawn = 0;
+
+	for (;;)
+	{
+		uint64_t	client;
+		double		at;
+		long		pages;
+
+		t += rng_exponential(&rng, mean_gap / 1.6);
+		if (t >= day_seconds)
+			break;
+		if (rng_uniform(&rng) * 1.6 > 1.0 + 0.6 * sin(2.0 * M_PI * (t / day_seconds - 0.25)))
+			continue;
+		client = session_client(&rng);
+		at = t;
+		pages = at_least_one(&rng, SESSION_PAGES);
+		for (long p = 0; p < pages; p++)
+		{
+			long		objects = at_least_one(&rng, PAGE_REQUESTS);
+
+			for (long o = 0; o < objects && at < day_seconds; o++)
+			{
+				if (drawn == allocated)
+				{
+					allocated *= 2;
+					requests = realloc(requests, allocated * sizeof(TimedKey));
+					if (requests == NULL)
+						abort();
+				}
+				requests[drawn].time = (int64_t) floor(at + 2.0 * rng_uniform(&rng));
+				requests[drawn].key = tagged(PATTERN_BURSTY + 1, seed, client);
+				requests[drawn].order = drawn;
+				drawn++;
+			}
+			at += THINK_MEDIAN_S * exp(THINK_SIGMA * normal_draw(&rng));
+		}
+	}
+	qsort(requests, drawn, sizeof(TimedKey), compare_timed);
+	s->n = 0;
+	s->keys = eval_calloc(drawn, sizeof(uint64_t));
+	s->times = eval_calloc(drawn, sizeof(int64_t));
+	for (size_t i = 0; i < drawn && requests[i].time < day_seconds; i++)
+	{
+		s->keys[s->n] = requests[i].key;
+		s->times[s->n] = EVAL_START + requests[i].time * EVAL_SECOND;
+		s->n++;
+	}
+	free(requests);
 }
 
 /* Days from 1970-01-01 to a civil date (proleptic Gregorian). */

@@ -37,6 +37,7 @@ typedef enum Pattern
 
 extern const char *pattern_name(Pattern p);
 extern void stream_synthetic(Stream *s, Pattern p, size_t n, uint64_t seed);
+extern void stream_sessions(Stream *s, size_t n, double day_seconds, uint64_t seed);
 extern bool stream_weblog(Stream *s, const char *path, size_t max_lines);
 extern void stream_free(Stream *s);
 extern size_t stream_first_at_or_after(const int64_t *times, size_t n, int64_t t);
