@@ -160,16 +160,38 @@ tlbf_last_seen(const Tlbf *f, TlbfHash hash, TlbfTime at, int64_t window,
 	return false;
 }
 
+/* The words of two slices compared to measure how their bits go together */
+#define PAIR_SAMPLE_WORDS 64
+
+/* How slice i's bits go with those of slice i + k (linked). */
+typedef struct PairChance
+{
+	double		fill;			/* P(bit set) */
+	double		given_set;		/* P(bit set | the older one's bit set) */
+	double		given_clear;	/* P(bit set | the older one's bit clear) */
+} PairChance;
+
+/*
+ * The pairs one query measured: a run and the spells after it read the
+ * same slices again, and measuring a pair reads up to 2 * 64 words.
+ * Direct-mapped by slice number; the slices a query reads are a few dozen.
+ */
+#define PAIR_CACHE_SIZE 128
+
+typedef struct PairCacheEntry
+{
+	uint32_t	slice;			/* UINT32_MAX: empty */
+	PairChance	chance;
+} PairCacheEntry;
+
 /* What one query read: the filter, its live slices and the key's bits. */
 typedef struct Reading
 {
 	const Tlbf *f;
 	const bool *usable;
 	const bool *bit_set;
+	PairCacheEntry pairs[PAIR_CACHE_SIZE];
 } Reading;
-
-/* The words of two slices compared to measure how their bits go together */
-#define PAIR_SAMPLE_WORDS 64
 
 /*
  * Is slice i's chance bit tied to that of slice i + k?  Both live, the
@@ -187,14 +209,6 @@ linked(const Reading *r, uint32_t i)
 		s[i].hash_index == s[older].hash_index && s[i].nwords == s[older].nwords;
 }
 
-/* How slice i's bits go with those of slice i + k (linked). */
-typedef struct PairChance
-{
-	double		fill;			/* P(bit set) */
-	double		given_set;		/* P(bit set | the older one's bit set) */
-	double		given_clear;	/* P(bit set | the older one's bit clear) */
-} PairChance;
-
 /*
  * Measured on the first PAIR_SAMPLE_WORDS words of both (bits are spread
  * evenly by the hash, so these are a fair sample and the cost is bounded),
@@ -202,7 +216,7 @@ typedef struct PairChance
  * one bit's worth.
  */
 static PairChance
-pair_chance(const Reading *r, uint32_t i)
+measure_pair(const Reading *r, uint32_t i)
 {
 	const TlbfSlice *s = tlbf_slices(r->f);
 	const uint64_t *words = tlbf_words(r->f);
@@ -232,6 +246,20 @@ pair_chance(const Reading *r, uint32_t i)
 	return c;
 }
 
+/* measure_pair(r, i), measured once per query. */
+static PairChance
+pair_chance(Reading *r, uint32_t i)
+{
+	PairCacheEntry *entry = &r->pairs[i % PAIR_CACHE_SIZE];
+
+	if (entry->slice != i)
+	{
+		entry->chance = measure_pair(r, i);
+		entry->slice = i;
+	}
+	return entry->chance;
+}
+
 /*
  * log P(slice i's bit is set by chance | the bit read in slice i + k): the
  * fill ratio, or for a linked slice the measured share given the older
@@ -239,7 +267,7 @@ pair_chance(const Reading *r, uint32_t i)
  * says.)
  */
 static double
-log_chance_set(const Reading *r, uint32_t i)
+log_chance_set(Reading *r, uint32_t i)
 {
 	const TlbfSlice *s = tlbf_slices(r->f);
 
@@ -262,7 +290,7 @@ log_chance_set(const Reading *r, uint32_t i)
  * by chance with its plain fill.
  */
 static double
-log_forced_ratio(const Reading *r, uint32_t from, uint32_t n)
+log_forced_ratio(Reading *r, uint32_t from, uint32_t n)
 {
 	uint32_t	k = r->f->k;
 	double		log_ratio = 0.0;
@@ -383,6 +411,42 @@ log_add(double a, double b)
 }
 
 /*
+ * The spells that may follow a run, read from the oldest slice to the
+ * newest: E(i), the log of what the spells starting at slice i add to a
+ * run's likelihood ratio, is
+ *
+ *	  0 (the whole rest of the mass) past the last live slice, else
+ *	  log((1 - rho) + [bit i set] rho / P(bit i set by chance) exp(E(i + 1)))
+ *
+ * so one pass downwards gives every run its E(j + k), in O(nslices) per
+ * query however many runs are set (a key added over and over has most).
+ */
+typedef struct Spells
+{
+	double		rho;
+	uint32_t	next;			/* E(next) is known */
+	double		log_e;
+} Spells;
+
+static double
+spells_from(Reading *r, Spells *spells, uint32_t i)
+{
+	while (spells->next > i)
+	{
+		uint32_t	x = --spells->next;
+
+		if (!r->usable[x])
+			spells->log_e = 0.0;
+		else if (!r->bit_set[x])
+			spells->log_e = log1p(-spells->rho);
+		else
+			spells->log_e = log_add(log1p(-spells->rho),
+									log(spells->rho) - log_chance_set(r, x) + spells->log_e);
+	}
+	return spells->log_e;
+}
+
+/*
  * The log likelihood ratio, against "not recent", of "last added during the
  * generation that wrote the run at j", the run being set: the key may also
  * have been added during the g - 1 generations before, with probability
@@ -390,28 +454,18 @@ log_add(double a, double b)
  * run for certain too.  Those slices are read as far as they are set; past
  * the last live slice nothing more is seen, and the longer spells share
  * the likelihood of the spell that reaches it.  (A slice added to the
- * spell has its newer linked slice inside the spell already.)
+ * spell has its newer linked slice inside the spell already.)  Runs must
+ * be asked from the oldest to the newest (spells_from).
  */
 static double
-log_run_ratio(const Reading *r, uint32_t j, double rho)
+log_run_ratio(Reading *r, uint32_t j, Spells *spells)
 {
 	uint32_t	k = r->f->k;
 	double		log_ratio = log_forced_ratio(r, j, k);
-	double		total = -INFINITY;
-	double		log_spell = 0.0;	/* log rho^(g - 1) */
 
-	if (rho <= 0.0)
+	if (spells->rho <= 0.0)
 		return log_ratio;
-	for (uint32_t i = j + k;; i++)
-	{
-		if (i >= r->f->nslices || !r->usable[i])
-			return log_add(total, log_spell + log_ratio);
-		total = log_add(total, log1p(-rho) + log_spell + log_ratio);
-		if (!r->bit_set[i])
-			return total;
-		log_spell += log(rho);
-		log_ratio -= log_chance_set(r, i);
-	}
+	return log_ratio + spells_from(r, spells, j + k);
 }
 
 /*
@@ -447,7 +501,8 @@ tlbf_posterior(const Tlbf *f, TlbfHash hash, TlbfTime at, int64_t window,
 	double		before_weight = 1.0;
 	double		rho;
 	RatioSums	sums = {-INFINITY, 0.0, 0.0};
-	Reading		reading = {f, usable, bit_set};
+	Reading		reading;
+	Spells		spells;
 
 	if (f->nslices < (uint32_t) k || prior <= 0.0)
 		return 0.0;
@@ -487,13 +542,21 @@ tlbf_posterior(const Tlbf *f, TlbfHash hash, TlbfTime at, int64_t window,
 	 * certain) if they are all set, else 0.  In logarithms: k may be 40 and
 	 * fill ratios tiny.
 	 */
+	reading.f = f;
+	reading.usable = usable;
+	reading.bit_set = bit_set;
+	for (int i = 0; i < PAIR_CACHE_SIZE; i++)
+		reading.pairs[i].slice = UINT32_MAX;
 	rho = continuation_share(f);
-	for (uint32_t j = 0; j < oldest; j++)
-		if (run_set(usable, j, k) && run_set(bit_set, j, k))
-			add_ratio(&sums, log_run_ratio(&reading, j, rho), 1.0, 0.0);
+	spells.rho = rho;
+	spells.next = f->nslices;
+	spells.log_e = 0.0;
 	if (run_set(bit_set, oldest, k))
-		add_ratio(&sums, log_run_ratio(&reading, oldest, rho),
+		add_ratio(&sums, log_run_ratio(&reading, oldest, &spells),
 				  in_share, (1.0 - in_share) * before_weight);
+	for (uint32_t j = oldest; j-- > 0;)
+		if (run_set(usable, j, k) && run_set(bit_set, j, k))
+			add_ratio(&sums, log_run_ratio(&reading, j, &spells), 1.0, 0.0);
 	for (int m = 1; m <= partial; m++)
 		if (run_set(bit_set, oldest + m, k - m))
 			add_ratio(&sums, log_forced_ratio(&reading, oldest + m, k - m), 0.0, before_weight);
