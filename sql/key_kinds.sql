@@ -84,6 +84,19 @@ SELECT tlbf_contains(filter_of('record')::tlbf, 42);
 SELECT tlbf_union(filter_of('bigint')::tlbf, filter_of('text')::tlbf);
 \set VERBOSITY terse
 
+-- Kind "other": keys of any type without a kind of its own; an untyped
+-- literal must be cast.  A row of one field is that field; past 8 fields,
+-- refused.  An empty filter merges with any.
+SELECT tlbf_contains(tlbf_add(tlbf_create('1 hour'), '10.0.0.1'::inet, '2024-01-01 00:00+00'),
+                     '10.0.0.1'::inet, '2024-01-01 00:01+00') AS inet_as_inet,
+       tlbf_info(tlbf_add(tlbf_create('1 hour'), '10.0.0.1'::inet))->'key_kinds' AS inet_kinds,
+       tlbf_contains(filter_of('bigint')::tlbf, ROW(42), '2024-01-01 00:01+00') AS row_of_one,
+       tlbf_info(tlbf_create('1 hour') || filter_of('text')::tlbf)->'key_kinds' AS empty_union;
+SELECT outcome($$SELECT tlbf_contains(tlbf_add(tlbf_create('1 hour'), '10.0.0.1'::inet), '10.0.0.1')$$);
+SELECT outcome($$SELECT tlbf_contains(tlbf_add(tlbf_create('1 hour'), '10.0.0.1'::inet), 42)$$);
+SELECT outcome($$SELECT tlbf_add(tlbf_create('1 hour'), ROW(1, 2, 3, 4, 5, 6, 7, 8, 9))$$);
+SELECT outcome($$SELECT tlbf_union_agg(f) FROM (VALUES (filter_of('bigint')::tlbf), (filter_of('uuid')::tlbf)) v(f)$$);
+
 -- A value that equals no integer is absent from a filter of integers.
 SELECT tlbf_contains(filter_of('bigint')::tlbf, 42.5, '2024-01-01 00:01+00') AS half,
        tlbf_contains(filter_of('bigint')::tlbf, 'NaN'::float8, '2024-01-01 00:01+00') AS nan,

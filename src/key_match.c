@@ -338,14 +338,18 @@ refuse(const KeyFields *key, int field, int to, TlbfKeys filter_keys)
 	Oid			type = key->types[field];
 	bool		untyped = type == UNKNOWNOID || type == TEXTOID;
 
+	if (key->n == 1 && to == TLBF_KEY_OTHER)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("tlbf filter holds keys of a type hashed by its own hash function, not %s",
+						format_type_be(type)),
+				 errhint("Pass the key as a value of the type the filter was built from%s.",
+						 untyped ? ", with a cast" : "")));
 	if (key->n == 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("tlbf filter holds %s keys, not %s", tlbf_key_kind_name(to),
 						format_type_be(type)),
-				 to == TLBF_KEY_OTHER ?
-				 errhint("Pass the key as a value of the type the filter was built from%s.",
-						 untyped ? ", with a cast" : "") :
 				 errhint("Cast the key to %s, or build the filter from keys of type %s.",
 						 tlbf_key_kind_name(to), format_type_be(type))));
 	ereport(ERROR,
