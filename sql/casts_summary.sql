@@ -86,7 +86,7 @@ FROM cs_filters,
 WHERE id = 2;
 -- ... distinct keys, not insertions: 500 users, each seen every 8 minutes
 -- for an hour (3,750 insertions), in a one-hour filter, are ~500 keys (the
--- summary said ~2,400 live items before 1.5) ...
+-- summary said ~2,321 live items before) ...
 SELECT tlbf_summary(tlbf_agg(u, at, '1 hour' ORDER BY at, u), '2024-01-01 01:00+00')
 FROM (SELECT u, '2024-01-01 00:00+00'::timestamptz
                 + (u * 7919 % 480) * interval '1 second' + j * interval '8 minutes' AS at

@@ -193,7 +193,7 @@ append_live_keys_text(StringInfo out, const TlbfStats *stats)
 /*
  * One line: span, k, l, distinct live keys at 'at', bytes, newest insertion
  * (in the session's TimeZone, hence STABLE), and dropped slices if any, e.g.
- * tlbf(span 10 minutes, k 10, l 25, ~2036 distinct live keys (1012 to 2120), 3416 bytes, newest 1998-05-01 17:33:59+00)
+ * tlbf(span 10 minutes, k 10, l 25, ~376 distinct live keys (172 to 623), 3400 bytes, newest 1998-05-01 17:34:00+00)
  */
 Datum
 tlbf_summary(PG_FUNCTION_ARGS)
