@@ -318,7 +318,7 @@ chain_pairs(uint32_t blocks)
 }
 
 static inline bool
-near(uint32_t b, uint32_t c)
+within_reach(uint32_t b, uint32_t c)
 {
 	return (c > b ? c - b : b - c) <= CHAIN_REACH;
 }
@@ -355,7 +355,7 @@ segment_keys(const Tlbf *f, const uint32_t *slice, const double *keys,
 			if (!counted[c] && (b == n || keys[c] > keys[b]))
 				b = c;
 		for (uint32_t c = 0; c < n; c++)
-			partners += counted[c] && near(b, c);
+			partners += counted[c] && within_reach(b, c);
 
 		/*
 		 * The largest of m chance excesses is about sqrt(2 ln m) standard
@@ -369,7 +369,7 @@ segment_keys(const Tlbf *f, const uint32_t *slice, const double *keys,
 		{
 			double		pair;
 
-			if (!counted[c] || !near(b, c))
+			if (!counted[c] || !within_reach(b, c))
 				continue;
 			pair = shared_pair(f, &s[slice[b]], &s[slice[c]], max_cells, chance);
 			if (pair <= 0.0)
