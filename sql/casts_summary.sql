@@ -74,16 +74,24 @@ SELECT tlbf_summary(tlbf_create('10 minutes', 0.001));
 -- nothing is live ...
 SELECT tlbf_summary(f, '2024-01-01 00:50+00') FROM cs_filters WHERE id = 2;
 SELECT tlbf_summary(f, '2024-01-01 02:00+00') FROM cs_filters WHERE id = 2;
--- ... with its parts as tlbf_info gives them (which rounds the live items
--- to a tenth) ...
+-- ... with its parts as tlbf_info gives them ...
 SELECT m[1]::interval = '10 minutes' AS span, m[2] = i->>'k' AS k, m[3] = i->>'l' AS l,
-       abs(m[4]::numeric - (i->>'live_items_estimate')::numeric) <= 0.55 AS live_items,
-       m[5] = i->>'bytes' AS bytes, m[6]::timestamptz = (i->>'newest')::timestamptz AS newest
+       m[4] = i->>'live_keys_estimate' AS live_keys,
+       m[5] = i->>'live_keys_low' AS low, m[6] = i->>'live_keys_high' AS high,
+       m[7] = i->>'bytes' AS bytes, m[8]::timestamptz = (i->>'newest')::timestamptz AS newest
 FROM cs_filters,
      LATERAL (SELECT tlbf_info(f, '2024-01-01 00:50+00') AS i) info,
      LATERAL (SELECT regexp_match(tlbf_summary(f, '2024-01-01 00:50+00'),
-                                  '^tlbf\(span (.*), k (\d+), l (\d+), ~(\d+) live items, (\d+) bytes, newest (.*)\)$') AS m) parts
+                                  '^tlbf\(span (.*), k (\d+), l (\d+), ~(\d+) distinct live keys \((\d+) to (\d+)\), (\d+) bytes, newest (.*)\)$') AS m) parts
 WHERE id = 2;
+-- ... distinct keys, not insertions: 500 users, each seen every 8 minutes
+-- for an hour (3,750 insertions), in a one-hour filter, are ~500 keys (the
+-- summary said ~2,321 live items before) ...
+SELECT tlbf_summary(tlbf_agg(u, at, '1 hour' ORDER BY at, u), '2024-01-01 01:00+00')
+FROM (SELECT u, '2024-01-01 00:00+00'::timestamptz
+                + (u * 7919 % 480) * interval '1 second' + j * interval '8 minutes' AS at
+      FROM generate_series(1, 500) u, generate_series(0, 7) j) visits
+WHERE at < '2024-01-01 01:00+00';
 -- ... its newest time in the session's TimeZone (hence STABLE) ...
 SET TimeZone = 'Asia/Tokyo';
 SELECT tlbf_summary(f, '2024-01-01 00:50+00') FROM cs_filters WHERE id = 2;

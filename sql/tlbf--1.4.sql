@@ -742,7 +742,7 @@ CREATE FUNCTION tlbf_summary(f tlbf, at timestamptz DEFAULT pg_catalog.now())
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION tlbf_summary(tlbf, timestamptz) IS
-    'one line: span, k, l, live items at at, bytes, newest insertion';
+    'one line: span, k, l, distinct live keys at at (estimate and range), bytes, newest insertion';
 
 -- The casts carry the bytes binary I/O carries; bytea to tlbf validates
 -- them as binary input does.  Explicit only: a bytea is no filter until

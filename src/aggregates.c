@@ -701,12 +701,14 @@ tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryConte
 	{
 		KeyFields	first_key;
 		Oid			type = tlbf_arg_type(fcinfo, 1);
+		KeyMatcher *matcher = tlbf_key_matcher(CurrentMemoryContext);
 
 		first_row_params(fcinfo, &state->params, &state->slack);
 		choose_course(state, fcinfo);
 		state->hasher = tlbf_item_hasher(type, PG_GET_COLLATION(), context);
-		tlbf_key_from_value(&first_key, type, PG_GET_COLLATION(), PG_GETARG_DATUM(1));
-		state->keys = tlbf_key_own_kinds(&first_key);
+		tlbf_key_from_value(matcher, &first_key, type, PG_GET_COLLATION(), PG_GETARG_DATUM(1));
+		state->keys = tlbf_key_own_kinds(matcher, &first_key);
+		pfree(matcher);
 		state->row_kind = key_kind(state->hasher, PG_GETARG_DATUM(1));
 	}
 	row.at = tlbf_insert_time_arg(fcinfo, 2);

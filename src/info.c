@@ -81,6 +81,33 @@ append_key_kinds(StringInfo out, const Tlbf *f)
 	appendStringInfoString(out, "], ");
 }
 
+/* "key": bits / per, to two decimals, or null when per is 0. */
+static void
+append_per(StringInfo out, const char *key, uint64 bits, double per)
+{
+	if (per > 0)
+		append_float(out, key, round(bits / per * 100) / 100);
+	else
+		appendStringInfo(out, "\"%s\": null", key);
+}
+
+/*
+ * The distinct keys the filter still finds: the estimate, the range it
+ * lies in, and the bits each costs.  Whole keys: the range's width says
+ * more about the precision than decimals would.
+ */
+static void
+append_live_keys(StringInfo out, const TlbfStats *stats)
+{
+	append_float(out, "live_keys_estimate", round(stats->live_keys));
+	appendStringInfoString(out, ", ");
+	append_float(out, "live_keys_low", round(stats->live_keys_low));
+	appendStringInfoString(out, ", ");
+	append_float(out, "live_keys_high", round(stats->live_keys_high));
+	appendStringInfoString(out, ", ");
+	append_per(out, "bits_per_live_key", stats->bits, stats->live_keys);
+}
+
 /* The jsonb tlbf_info() returns for a filter (with its length word set). */
 Datum
 tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
@@ -103,13 +130,11 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 	appendStringInfo(&out, ", \"bits\": " UINT64_FORMAT ", \"bytes\": %u",
 					 stats.bits, (unsigned) VARSIZE(f));
 	appendStringInfo(&out, ", \"inserted\": " UINT64_FORMAT ", ", f->inserted);
+	append_live_keys(&out, &stats);
+	appendStringInfoString(&out, ", ");
 	append_float(&out, "live_items_estimate", round(stats.live_items * 10) / 10);
 	appendStringInfoString(&out, ", ");
-	if (stats.live_items > 0)
-		append_float(&out, "bits_per_live_item",
-					 round(stats.bits / stats.live_items * 100) / 100);
-	else
-		appendStringInfoString(&out, "\"bits_per_live_item\": null");
+	append_per(&out, "bits_per_live_item", stats.bits, stats.live_items);
 	appendStringInfoString(&out, ", ");
 	append_time(&out, "newest", f->newest);
 	appendStringInfoString(&out, ", ");
@@ -168,9 +193,29 @@ append_span(StringInfo out, int64 span)
 }
 
 /*
- * One line: span, k, l, live items at 'at', bytes, newest insertion (in the
- * session's TimeZone, hence STABLE), and dropped slices if any, e.g.
- * tlbf(span 10 minutes, k 10, l 25, ~2036 live items, 3416 bytes, newest 1998-05-01 17:33:59+00)
+ * "~N distinct live keys (LOW to HIGH)": the estimate of the distinct keys
+ * the filter still finds, and the range it lies in (tlbf_stats), so that
+ * nobody takes a count of insertions, or a guess, for an exact count.
+ */
+static void
+append_live_keys_text(StringInfo out, const TlbfStats *stats)
+{
+	double		estimate = round(stats->live_keys);
+
+	if (round(stats->live_keys_high) == 0)
+	{
+		appendStringInfoString(out, "no live keys");
+		return;
+	}
+	appendStringInfo(out, "~%.0f distinct live %s (%.0f to %.0f)", estimate,
+					 estimate == 1 ? "key" : "keys",
+					 round(stats->live_keys_low), round(stats->live_keys_high));
+}
+
+/*
+ * One line: span, k, l, distinct live keys at 'at', bytes, newest insertion
+ * (in the session's TimeZone, hence STABLE), and dropped slices if any, e.g.
+ * tlbf(span 10 minutes, k 10, l 25, ~376 distinct live keys (172 to 623), 3400 bytes, newest 1998-05-01 17:34:00+00)
  */
 Datum
 tlbf_summary(PG_FUNCTION_ARGS)
@@ -185,11 +230,7 @@ tlbf_summary(PG_FUNCTION_ARGS)
 	appendStringInfoString(&out, "tlbf(span ");
 	append_span(&out, f->span);
 	appendStringInfo(&out, ", k %u, l %u, ", f->k, f->l);
-	if (stats.live_items > 0)
-		appendStringInfo(&out, "~%.0f live %s", round(stats.live_items),
-						 round(stats.live_items) == 1 ? "item" : "items");
-	else
-		appendStringInfoString(&out, "no live items");
+	append_live_keys_text(&out, &stats);
 	appendStringInfo(&out, ", %u bytes, ", (unsigned) VARSIZE(f));
 	if (f->newest == TLBF_NEVER)
 		appendStringInfoString(&out, "nothing added");

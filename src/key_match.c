@@ -52,11 +52,23 @@ typedef struct CachedHasher
 
 #define CACHED_HASHERS 16
 
+/* What a call site needs to know of a type, looked up once. */
+typedef struct TypeFacts
+{
+	Oid			type;
+	bool		is_row;			/* a composite type: a key of its fields */
+	int			kind;			/* as a field: tlbf_key_kind_of_type() */
+} TypeFacts;
+
+#define CACHED_TYPES 16
+
 struct KeyMatcher
 {
 	MemoryContext context;
 	int			nhashers;
 	CachedHasher hashers[CACHED_HASHERS];
+	int			ntypes;
+	TypeFacts	types[CACHED_TYPES];
 };
 
 KeyMatcher *
@@ -88,6 +100,23 @@ hasher_for(KeyMatcher *matcher, Oid type, Oid collation, bool legacy)
 	slot->hasher = legacy ? tlbf_legacy_item_hasher(type, collation, matcher->context) :
 		tlbf_item_hasher(type, collation, matcher->context);
 	return slot->hasher;
+}
+
+static const TypeFacts *
+facts_of(KeyMatcher *matcher, Oid type)
+{
+	TypeFacts  *facts;
+
+	for (int i = 0; i < matcher->ntypes; i++)
+		if (matcher->types[i].type == type)
+			return &matcher->types[i];
+	if (matcher->ntypes == CACHED_TYPES)
+		matcher->ntypes = 0;	/* more types than any key has: start over */
+	facts = &matcher->types[matcher->ntypes++];
+	facts->type = type;
+	facts->is_row = type_is_rowtype(type);
+	facts->kind = tlbf_key_kind_of_type(type);
+	return facts;
 }
 
 const char *
@@ -139,9 +168,10 @@ tlbf_keys_description(TlbfKeys keys)
 
 /* A key from one SQL value: a composite value's fields, else the value. */
 void
-tlbf_key_from_value(KeyFields *key, Oid type, Oid collation, Datum value)
+tlbf_key_from_value(KeyMatcher *matcher, KeyFields *key, Oid type, Oid collation,
+					Datum value)
 {
-	if (type_is_rowtype(type))
+	if (facts_of(matcher, type)->is_row)
 	{
 		RowFields	row;
 
@@ -169,12 +199,12 @@ tlbf_key_from_value(KeyFields *key, Oid type, Oid collation, Datum value)
 
 /* The kinds of the key's fields as they are, recorded by a first key. */
 TlbfKeys
-tlbf_key_own_kinds(const KeyFields *key)
+tlbf_key_own_kinds(KeyMatcher *matcher, const KeyFields *key)
 {
 	uint8		kinds[TLBF_MAX_KEY_FIELDS];
 
 	for (int i = 0; i < key->n; i++)
-		kinds[i] = (uint8) tlbf_key_kind_of_type(key->types[i]);
+		kinds[i] = (uint8) facts_of(matcher, key->types[i])->kind;
 	return tlbf_keys_make(kinds, key->n);
 }
 
@@ -183,9 +213,10 @@ tlbf_key_own_kinds(const KeyFields *key)
  * holds keys or not: the filter's, or the key's own while it holds none.
  */
 TlbfKeys
-tlbf_key_basis(const KeyFields *key, TlbfKeys filter_keys, bool holds_keys)
+tlbf_key_basis(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
+			   bool holds_keys)
 {
-	return holds_keys ? filter_keys : tlbf_key_own_kinds(key);
+	return holds_keys ? filter_keys : tlbf_key_own_kinds(matcher, key);
 }
 
 static char *
@@ -379,7 +410,7 @@ hash_field(KeyMatcher *matcher, const KeyFields *key, int field, TlbfKeys filter
 {
 	Oid			type = key->types[field];
 	Oid			collation = key->collations[field];
-	int			from = tlbf_key_kind_of_type(type);
+	int			from = facts_of(matcher, type)->kind;
 	int			to = tlbf_key_kind(filter_keys, field);
 	Datum		value = key->values[field];
 	Oid			converted_type;
@@ -464,8 +495,8 @@ key_hash_for(KeyMatcher *matcher, Oid type, Oid collation, Datum value,
 		basis->kinds = 0;
 		return true;
 	}
-	tlbf_key_from_value(&key, type, collation, value);
-	*basis = tlbf_key_basis(&key, filter_keys, holds_keys);
+	tlbf_key_from_value(matcher, &key, type, collation, value);
+	*basis = tlbf_key_basis(matcher, &key, filter_keys, holds_keys);
 	return tlbf_key_hash(matcher, &key, *basis, adding, seed, hash);
 }
 

@@ -567,7 +567,7 @@ rebuild_batch(const char *name, KeyMatcher *matcher, SharedKeyGuess *guess)
 				key.collations[c] = TupleDescAttr(desc, c)->attcollation;
 				key.values[c] = SPI_getbinval(SPI_tuptable->vals[i], desc, c + 1, &key.nulls[c]);
 			}
-			basis = tlbf_key_basis(&key, guess->keys, guess->holds_keys);
+			basis = tlbf_key_basis(matcher, &key, guess->keys, guess->holds_keys);
 			(void) tlbf_key_hash(matcher, &key, basis, true, TLBF_DEFAULT_SEED, &hashes[n]);
 			times[n] = tlbf_check_insert_time(DatumGetTimestampTz(at));
 			n++;

@@ -134,9 +134,11 @@ typedef struct KeyFields
 extern KeyMatcher *tlbf_key_matcher(MemoryContext context);
 extern const char *tlbf_key_kind_name(int kind);
 extern char *tlbf_keys_description(TlbfKeys keys);
-extern void tlbf_key_from_value(KeyFields *key, Oid type, Oid collation, Datum value);
-extern TlbfKeys tlbf_key_own_kinds(const KeyFields *key);
-extern TlbfKeys tlbf_key_basis(const KeyFields *key, TlbfKeys filter_keys, bool holds_keys);
+extern void tlbf_key_from_value(KeyMatcher *matcher, KeyFields *key, Oid type,
+								Oid collation, Datum value);
+extern TlbfKeys tlbf_key_own_kinds(KeyMatcher *matcher, const KeyFields *key);
+extern TlbfKeys tlbf_key_basis(KeyMatcher *matcher, const KeyFields *key,
+							   TlbfKeys filter_keys, bool holds_keys);
 extern bool tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
 						  bool adding, uint64 seed, TlbfHash *hash);
 extern bool tlbf_key_arg_hash(FunctionCallInfo fcinfo, int argno, const Tlbf *f,

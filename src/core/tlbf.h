@@ -151,7 +151,15 @@ typedef struct TlbfStats
 {
 	uint32_t	live_slices;
 	uint64_t	bits;
-	double		live_items;		/* estimate of distinct keys still live */
+	double		live_items;		/* live slices' distinct keys / k: a key
+								 * counts once per k generations it was
+								 * added in */
+	double		live_keys;		/* estimate of the distinct keys the filter
+								 * still finds */
+	double		live_keys_low;	/* they are at least this (the fullest block
+								 * of k generations) ... */
+	double		live_keys_high; /* ... and at most this (no key in two
+								 * blocks); both estimates too */
 	TlbfTime	oldest_live;	/* TLBF_NEVER if no live slice */
 } TlbfStats;
 

@@ -18,7 +18,7 @@ fi
 
 work=$(mktemp -d /tmp/tlbf-citus-bench.XXXXXX)
 as=()
-if [ "$(id -u)" -eq 0 ]; then chown postgres "$work"; as=(runuser -u postgres --); fi
+if [ "$(id -u)" -eq 0 ]; then chown postgres "$work"; as=(runuser -u postgres -- env -C /); fi
 ports=()
 for p in $(seq 55400 55499); do
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ports+=("$p"); fi

@@ -12,7 +12,7 @@ INSERT INTO bench_filters
 SELECT 1, translate(encode(decode(:'hex', 'hex'), 'base64'), E'\n', '')::tlbf;
 
 SELECT pg_column_size(f) AS stored_bytes,
-       (tlbf_info(f, '2024-01-01 00:00+00')->>'live_items_estimate')::float8::bigint AS live_items,
+       (tlbf_info(f, '2024-01-01 00:00+00')->>'live_keys_estimate')::float8::bigint AS live_keys,
        (SELECT reltoastrelid <> 0 FROM pg_class WHERE relname = 'bench_filters') AS has_toast_table,
        pg_relation_size((SELECT reltoastrelid FROM pg_class WHERE relname = 'bench_filters')) > 0 AS stored_out_of_line
 FROM bench_filters;

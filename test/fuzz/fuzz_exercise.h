@@ -42,6 +42,10 @@ fuzz_exercise_reads(const Tlbf *f)
 		FUZZ_CHECK(stats.live_slices <= f->nslices, "live slices are slices");
 		FUZZ_CHECK(stats.bits == tlbf_total_words(f) * 64, "stats count every bit");
 		FUZZ_CHECK(stats.live_items >= 0.0, "the live item estimate is a number >= 0");
+		FUZZ_CHECK(stats.live_keys_low >= 0.0 &&
+				   stats.live_keys_low <= stats.live_keys &&
+				   stats.live_keys <= stats.live_keys_high,
+				   "the live key estimate is a number within its range, >= 0");
 		FUZZ_CHECK((stats.oldest_live == TLBF_NEVER) == (stats.live_slices == 0),
 				   "an oldest live time exactly when a slice is live");
 		FUZZ_CHECK(tlbf_retirable_slices(f, times[i]) <= f->nslices,

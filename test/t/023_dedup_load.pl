@@ -66,8 +66,10 @@ note("accepted $accepted rows of about $tries tried");
 # ---- 2. hot keys ---------------------------------------------------------------
 # Times from a fixed start (in the future: no retirement meets them):
 # 100,000 keys at the start, then 5M additions of 50,000 hot keys, one
-# every 60 us (five minutes); every first key is asked at the end.
+# every 60 us (five minutes); every first key is asked at the end.  Such
+# times are refused unless tlbf.max_future allows them.
 $node->safe_psql('postgres', q{
+	SET tlbf.max_future = -1;
 	SELECT tlbf_shared_create('hot', '10 minutes', capacity => 150000);
 	SELECT tlbf_shared_rebuild('hot', $$SELECT g, '2100-01-01 00:00+00'::timestamptz
 	                                    FROM generate_series(1, 100000) g$$);
@@ -75,6 +77,7 @@ $node->safe_psql('postgres', q{
 my $region_before = $node->safe_psql('postgres',
 	q{SELECT info->>'region_bytes' FROM tlbf_shared_list() WHERE name = 'hot'});
 is($node->safe_psql('postgres', q{
+	SET tlbf.max_future = -1;
 	SELECT tlbf_shared_rebuild('hot', $$SELECT 1000000 + i % 50000,
 	                                           '2100-01-01 00:00+00'::timestamptz + i * interval '60 us'
 	                                    FROM generate_series(1, 5000000) i$$)}),
