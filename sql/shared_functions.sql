@@ -83,6 +83,15 @@ EXECUTE shared_asked('43');
 SELECT outcome($$SELECT tlbf_shared_rebuild('typed', 'SELECT ''x''::text, now()')$$);
 SELECT tlbf_shared_rebuild('typed', 'SELECT g::numeric, now() FROM generate_series(100, 109) g') AS rebuilt,
        tlbf_shared_contains('typed', 105) AS rebuilt_found;
+-- a trigger whose key columns are of another kind than the filter's first
+-- keys: the insert fails with 42804, no row is stored, no key added
+CREATE TABLE typed_events (name text);
+CREATE TRIGGER dedup BEFORE INSERT ON typed_events
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('typed', 'name');
+SELECT outcome($$INSERT INTO typed_events VALUES ('x')$$);
+SELECT count(*) AS stored FROM typed_events;
+DROP TABLE typed_events;
+
 -- a key dated past tlbf.max_future is refused here too
 SET TimeZone = 'UTC';
 SELECT outcome($$SELECT tlbf_shared_add('typed', 7, '2999-01-01 00:00+00')$$);
