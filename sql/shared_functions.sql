@@ -84,11 +84,17 @@ SELECT outcome($$SELECT tlbf_shared_rebuild('typed', 'SELECT ''x''::text, now()'
 SELECT tlbf_shared_rebuild('typed', 'SELECT g::numeric, now() FROM generate_series(100, 109) g') AS rebuilt,
        tlbf_shared_contains('typed', 105) AS rebuilt_found;
 -- a trigger whose key columns are of another kind than the filter's first
--- keys: the insert fails with 42804, no row is stored, no key added
-CREATE TABLE typed_events (name text);
-CREATE TRIGGER dedup BEFORE INSERT ON typed_events
+-- keys: the insert fails with 42804 (a text column's values are parsed:
+-- 22P02 for one that is no integer), no row is stored, no key added
+CREATE TABLE typed_events (id uuid, name text);
+CREATE TRIGGER dedup_id BEFORE INSERT ON typed_events
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('typed', 'id');
+SELECT outcome($$INSERT INTO typed_events VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '1')$$);
+DROP TRIGGER dedup_id ON typed_events;
+CREATE TRIGGER dedup_name BEFORE INSERT ON typed_events
     FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('typed', 'name');
-SELECT outcome($$INSERT INTO typed_events VALUES ('x')$$);
+SELECT outcome($$INSERT INTO typed_events VALUES (NULL, 'x')$$);
+INSERT INTO typed_events VALUES (NULL, '42'), (NULL, '31337');
 SELECT count(*) AS stored FROM typed_events;
 DROP TABLE typed_events;
 
