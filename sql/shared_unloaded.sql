@@ -43,5 +43,5 @@ SELECT p.oid::regprocedure AS function,
        has_function_privilege('tlbf_admin', p.oid, 'EXECUTE') AS tlbf_admin,
        has_function_privilege('regress_tlbf_nobody', p.oid, 'EXECUTE') AS others
 FROM pg_proc p WHERE p.proname LIKE 'tlbf_shared%' OR p.proname = 'tlbf_reject_recent'
-ORDER BY p.proname;
+ORDER BY p.proname COLLATE "C", pg_get_function_identity_arguments(p.oid) COLLATE "C";
 DROP ROLE regress_tlbf_nobody, regress_tlbf_app, regress_tlbf_ops;
