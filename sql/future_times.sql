@@ -27,5 +27,12 @@ SELECT tlbf_agg(user_id, at, '1 hour') IS NOT NULL AS accepted FROM skewed;
 SELECT tlbf_retirable(tlbf_agg(user_id, at, '1 minute'), now() + interval '1 day') AS nothing_to_retire
 FROM skewed;
 RESET tlbf.max_future;
+-- a lowered setting applies at once, in the same session
+SET tlbf.max_future = '10min';
+SELECT tlbf_add(tlbf_create('1 hour'), 1, clock_timestamp() + interval '7 minutes') IS NOT NULL AS within_10min;
+SET tlbf.max_future = '1min';
+SELECT split_part(outcome($$SELECT tlbf_add(tlbf_create('1 hour'), 1, clock_timestamp() + interval '7 minutes')$$),
+                  $$:$$, 1) AS past_1min;
+RESET tlbf.max_future;
 SELECT split_part(outcome($$SET tlbf.max_future = -2$$), $$:$$, 1) AS below_minus_one;  -- (the message differs between versions)
 DROP TABLE skewed;

@@ -55,9 +55,18 @@ TlbfTime
 tlbf_check_insert_time(TimestampTz at)
 {
 	static TimestampTz limit = DT_NOBEGIN;
+	static int	limit_setting = -1; /* the tlbf.max_future it was made with */
 
 	(void) tlbf_check_time(at);
-	if (tlbf_max_future < 0 || at <= limit)
+	if (tlbf_max_future < 0)
+		return at;
+	if (limit_setting != tlbf_max_future)
+	{
+		/* a lowered setting must not be outlived by the limit of the old one */
+		limit = DT_NOBEGIN;
+		limit_setting = tlbf_max_future;
+	}
+	if (at <= limit)
 		return at;
 	limit = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										(int64) tlbf_max_future * 1000);
