@@ -188,6 +188,11 @@ tlbf_key_from_value(KeyMatcher *matcher, KeyFields *key, Oid type, Oid collation
 			key->values[i] = row.values[i];
 			key->nulls[i] = row.nulls[i];
 		}
+		/* the values point into the row, not into these arrays */
+		pfree(row.types);
+		pfree(row.collations);
+		pfree(row.values);
+		pfree(row.nulls);
 		return;
 	}
 	key->n = 1;

@@ -300,6 +300,22 @@ run_moments(const char *name, const Stream *s, const uint64_t *keys, long nkeys,
 	nmoment_results += nmoments;
 }
 
+/* run_moments() for each window of minutes, labelled "N min". */
+static void
+run_minute_windows(const char *name, const Stream *s, const uint64_t *keys, long nkeys,
+				   const int *minutes, int nwindows, const int64_t *moments,
+				   char (*labels)[16], char (*periods)[16], const bool *held_out, int nmoments)
+{
+	for (int w = 0; w < nwindows; w++)
+	{
+		char		label[16];
+
+		snprintf(label, sizeof(label), "%d min", minutes[w]);
+		run_moments(name, s, keys, nkeys, (int64_t) minutes[w] * 60 * EVAL_SECOND,
+					label, moments, labels, periods, held_out, nmoments);
+	}
+}
+
 #define MAX_MOMENTS 64
 
 /*
@@ -358,14 +374,8 @@ moments_weblog(const MomentScale *scale, const char *path)
 	}
 	keys = stream_distinct_keys(&s, &nkeys);
 	fprintf(stderr, "inference: moments on the web log, %ld clients, %d moments\n", nkeys, n);
-	for (int w = 0; w < scale->weblog_nwindows; w++)
-	{
-		char		label[16];
-
-		snprintf(label, sizeof(label), "%d min", scale->weblog_windows[w]);
-		run_moments("weblog", &s, keys, nkeys, (int64_t) scale->weblog_windows[w] * 60 * EVAL_SECOND,
-					label, moments, labels, periods, held_out, n);
-	}
+	run_minute_windows("weblog", &s, keys, nkeys, scale->weblog_windows, scale->weblog_nwindows,
+					   moments, labels, periods, held_out, n);
 	free(keys);
 	stream_free(&s);
 	return true;
@@ -396,14 +406,8 @@ moments_synthetic(const MomentScale *scale)
 	keys = stream_distinct_keys(&s, &nkeys);
 	fprintf(stderr, "inference: moments on the sessions stream, %zu requests, %ld clients, %d moments\n",
 			s.n, nkeys, n);
-	for (int w = 0; w < scale->sessions_nwindows; w++)
-	{
-		char		label[16];
-
-		snprintf(label, sizeof(label), "%d min", scale->sessions_windows[w]);
-		run_moments("sessions", &s, keys, nkeys, (int64_t) scale->sessions_windows[w] * 60 * EVAL_SECOND,
-					label, moments, labels, periods, held_out, n);
-	}
+	run_minute_windows("sessions", &s, keys, nkeys, scale->sessions_windows, scale->sessions_nwindows,
+					   moments, labels, periods, held_out, n);
 	free(keys);
 	stream_free(&s);
 
