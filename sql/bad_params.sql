@@ -41,18 +41,32 @@ SELECT tlbf_create('30 days 1 month');
 -- The size cap: a filter that could not even start is refused ...
 SET tlbf.max_filter_bytes = '8kB';
 SELECT tlbf_create('1 hour', 0.01, 10000000);
--- ... and one that outgrows it drops its oldest live slices, counts them
--- and warns once.
+-- ... and one that would outgrow it fails (54000): the setting is a limit,
+-- never a size filters are cut to.
 DO $$
 DECLARE
     f tlbf := tlbf_create('1 hour', 0.01, 100);
+    added int := 0;
 BEGIN
     FOR i IN 1..20000 LOOP
         f := tlbf_add(f, i, '2024-01-01 00:00+00'::timestamptz + i * interval '10 ms');
+        added := i;
     END LOOP;
-    RAISE NOTICE 'bytes <= 8192: %, truncated slices > 0: %',
-        (tlbf_info(f)->>'bytes')::int <= 8192, (tlbf_info(f)->>'truncated')::int > 0;
+EXCEPTION WHEN program_limit_exceeded THEN
+    RAISE NOTICE 'refused after % keys, at <= 8192 bytes: %, none dropped: %',
+        added, (tlbf_info(f)->>'bytes')::int <= 8192, (tlbf_info(f)->>'truncated')::int = 0;
 END $$;
+-- Below the cap the setting changes nothing: the same keys give the same
+-- bytes under 1MB and under 1GB (what lets tlbf_add be IMMUTABLE).
+SET tlbf.max_filter_bytes = '1MB';
+CREATE TEMP TABLE under_one_mb AS
+SELECT tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms', '1 hour') AS f
+FROM generate_series(1, 20000) g;
+SET tlbf.max_filter_bytes = '1GB';
+SELECT f::bytea = (SELECT tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms', '1 hour')::bytea
+                   FROM generate_series(1, 20000) g) AS same_bytes,
+       length(f::bytea) > 8192 AS grew_past_8kb
+FROM under_one_mb;
 RESET tlbf.max_filter_bytes;
 SHOW tlbf.max_filter_bytes;
 

@@ -87,6 +87,13 @@ COMMENT ON VIEW tlbf_maintenance_status IS
 -- another session, which IMMUTABLE (1.0) promised they would not (an
 -- expression index or a constant-folded plan would keep a stale text).
 ALTER FUNCTION tlbf_info(tlbf, timestamptz) STABLE;
+-- tlbf.max_filter_bytes is now a limit that makes these fail (54000) rather
+-- than a size that filters were cut to: their results depend on their
+-- arguments alone, so they can be IMMUTABLE, as UPDATEs and upserts on
+-- Citus tables require.
+ALTER FUNCTION tlbf_create(interval, float8, bigint, int, int) IMMUTABLE;
+ALTER FUNCTION tlbf_add(tlbf, "any", timestamptz) IMMUTABLE;
+ALTER FUNCTION tlbf_union(tlbf, tlbf) IMMUTABLE;
 
 -- Beyond yes and no: when a key was last added, and how likely a "yes" is
 -- true (docs/inference.md).  IMMUTABLE: they read only their arguments.
@@ -418,7 +425,7 @@ DROP FUNCTION @extschema@.tlbf_union_agg_trans(internal, tlbf);
 -- integers) or refuses.  The same C functions serve both forms.
 CREATE FUNCTION tlbf_add(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now())
     RETURNS tlbf
-    AS 'MODULE_PATHNAME', 'tlbf_add' LANGUAGE C STABLE PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'tlbf_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION tlbf_contains(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME', 'tlbf_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -32,7 +32,7 @@ CREATE TYPE tlbf (
 
 COMMENT ON TYPE tlbf IS 'time-limited Bloom filter: which keys were seen within a span of time';
 
--- STABLE, not IMMUTABLE: the result depends on tlbf.max_filter_bytes.
+-- IMMUTABLE: tlbf.max_filter_bytes can make it fail, never change its result.
 -- Not STRICT: NULL k and l mean "choose from error_rate".
 CREATE FUNCTION tlbf_create(span interval,
                             error_rate float8 DEFAULT 0.01,
@@ -40,15 +40,17 @@ CREATE FUNCTION tlbf_create(span interval,
                             k int DEFAULT NULL,
                             l int DEFAULT NULL)
     RETURNS tlbf
-    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION tlbf_create(interval, float8, bigint, int, int) IS
     'an empty filter that remembers keys for span; capacity is a first guess of keys per span';
 
--- Not STRICT: a NULL item or time returns the filter unchanged.
+-- Not STRICT: a NULL item or time returns the filter unchanged.  IMMUTABLE:
+-- the default now() is evaluated by the caller, and tlbf.max_filter_bytes and
+-- tlbf.max_future can make it fail, never change its result.
 CREATE FUNCTION tlbf_add(f tlbf, item "any", at timestamptz DEFAULT pg_catalog.now())
     RETURNS tlbf
-    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION tlbf_add(tlbf, "any", timestamptz) IS
     'a copy of the filter that also holds item, seen at time at';
@@ -100,7 +102,7 @@ COMMENT ON FUNCTION tlbf_info(tlbf, timestamptz) IS
 -- Union, and aggregates that build a filter over a query (1.1).
 
 CREATE FUNCTION tlbf_union(a tlbf, b tlbf) RETURNS tlbf
-    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION tlbf_union(tlbf, tlbf) IS
     'every key either filter holds, at any time; the filters must share span and hash scheme';
@@ -767,7 +769,7 @@ CREATE CAST (bytea AS tlbf) WITH FUNCTION @extschema@.tlbf_from_bytea(bytea);
 -- integers) or refuses.  The same C functions serve both forms.
 CREATE FUNCTION tlbf_add(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now())
     RETURNS tlbf
-    AS 'MODULE_PATHNAME', 'tlbf_add' LANGUAGE C STABLE PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'tlbf_add' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION tlbf_contains(f tlbf, item text, at timestamptz DEFAULT pg_catalog.now())
     RETURNS boolean
     AS 'MODULE_PATHNAME', 'tlbf_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -124,15 +124,38 @@ tlbf_set_length(Tlbf *f)
 }
 
 /*
+ * tlbf.max_filter_bytes is a limit, not a parameter: a filter that would
+ * grow past it makes the call fail (54000), and below it the setting
+ * changes nothing.  So the filters tlbf_add, tlbf_union and tlbf_create
+ * return depend on their arguments alone, which is what lets them be
+ * IMMUTABLE (and be used in UPDATEs on Citus tables).  The core itself is
+ * held only to what PostgreSQL can store at all (MaxAllocSize), a constant.
+ */
+static void
+report_over_cap(Size size)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("tlbf filter would exceed tlbf.max_filter_bytes (%zu bytes)",
+					tlbf_filter_bytes_cap()),
+			 errdetail("It would need %zu bytes.", size),
+			 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
+}
+
+/*
  * Growth for the core: at least double, so that a filter filled one key at
  * a time (an aggregate) is copied O(log n) times, but never past the cap.
  */
 static void *
 resize_in_context(TlbfMemory *memory, void *buffer, size_t size)
 {
-	Size		grown = Max(size, Min(2 * memory->allocated, memory->max_bytes));
+	Size		cap = tlbf_filter_bytes_cap();
+	Size		grown;
 	void	   *result;
 
+	if (size > cap)
+		report_over_cap(size);
+	grown = Max(size, Min(2 * memory->allocated, cap));
 	result = repalloc(buffer, grown);
 	memory->allocated = grown;
 	return result;
@@ -149,6 +172,14 @@ tlbf_filter_bytes_cap(void)
 	return Min((Size) tlbf_max_filter_bytes, MaxAllocSize);
 }
 
+/* Fail if a filter built without the core's growth is over the cap. */
+void
+tlbf_check_filter_bytes(const Tlbf *f)
+{
+	if (tlbf_size(f) > tlbf_filter_bytes_cap())
+		report_over_cap(tlbf_size(f));
+}
+
 /* Describe a palloc'd filter of VARSIZE bytes to the core. */
 void
 tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
@@ -156,18 +187,19 @@ tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
 	memory->resize = resize_in_context;
 	memory->context = context;
 	memory->allocated = VARSIZE(f);
-	memory->max_bytes = tlbf_filter_bytes_cap();
+	memory->max_bytes = MaxAllocSize;
 }
 
 /*
  * Report what the core could not do, and warn (once per transaction) when
- * the size cap made it drop live slices: the only way keys are ever lost.
+ * the largest value PostgreSQL stores made it drop live slices: the only
+ * way keys are ever lost.
  */
 void
 tlbf_check_status(TlbfStatus status, uint64 truncated_before, const Tlbf *f)
 {
-	tlbf_check_status_for(status, truncated_before, f, "tlbf.max_filter_bytes",
-						  "Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.");
+	tlbf_check_status_for(status, truncated_before, f, "the largest value PostgreSQL stores (1GB)",
+						  "Use a shorter span or a larger error rate.");
 }
 
 /* The same, naming the limit that was reached and what to do about it. */

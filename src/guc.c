@@ -45,8 +45,8 @@ _PG_init(void)
 {
 	DefineCustomIntVariable("tlbf.max_filter_bytes",
 							"Largest size a tlbf filter may grow to.",
-							"Past it, insertions drop the oldest unexpired slices "
-							"(counted in tlbf_info's \"truncated\") instead of growing.",
+							"An insertion or union that would grow a filter past it "
+							"fails; below it the setting changes nothing.",
 							&tlbf_max_filter_bytes,
 							64 * 1024 * 1024,
 							8 * 1024,

@@ -67,6 +67,7 @@ extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
 								 const char *what);
 extern Size tlbf_filter_bytes_cap(void);
+extern void tlbf_check_filter_bytes(const Tlbf *f);
 extern void tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context);
 extern void tlbf_check_status(TlbfStatus status, uint64 truncated_before,
 							  const Tlbf *f);

@@ -50,9 +50,9 @@ check_same_keys(const Tlbf *const *inputs, int n)
 }
 
 /*
- * The union of filters as a new value in the current memory context,
- * within tlbf.max_filter_bytes and the format's 65,536 slices (the oldest
- * slices go first, counted and warned about, as when a filter grows).
+ * The union of filters as a new value in the current memory context.
+ * Past the format's 65,536 slices the oldest slices go (counted and warned
+ * about, as when a filter grows); past tlbf.max_filter_bytes it fails.
  */
 Tlbf *
 tlbf_merge_values(const Tlbf *const *inputs, int n)
@@ -92,9 +92,8 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 	tlbf_merge(out, inputs, n);
 	tlbf_check_status_for(TLBF_OK, truncated, out, "the limit of 65536 slices",
 						  "Union fewer filters, or retire expired slices first (tlbf_retire).");
-	tlbf_truncate_to(out, tlbf_filter_bytes_cap(), out->newest);
-	tlbf_check_status(TLBF_OK, truncated, out);
 	tlbf_set_length(out);
+	tlbf_check_filter_bytes(out);
 	return out;
 }
 
