@@ -29,6 +29,12 @@
  * and drops of one name with a heavyweight lock held to the end of the
  * transaction, so two transactions never both create or drop a name.
  *
+ * A transaction that dropped filters may be prepared (Citus commits DROP
+ * EXTENSION on its workers with two-phase commit): its drops then stay in
+ * the slots, marked, and the slots are settled by whoever looks once the
+ * prepared transaction has ended, whichever backend ended it.  Creating a
+ * filter in a transaction that is prepared is refused.
+ *
  * A snapshot loaded from the table must not bring back a filter dropped
  * while the load was reading: every slot freed bumps 'drops', and an
  * install that saw another value is refused (INSTALL_STALE).
@@ -42,9 +48,11 @@
 
 #include <math.h>
 
+#include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/memutils.h"
 
@@ -66,6 +74,7 @@ typedef struct SharedSlot
 	uint64		saved_changes;	/* 'changes' when last saved */
 	TransactionId created_by;	/* valid until the creating xact commits */
 	TransactionId dropped_by;	/* valid while the dropping xact is open */
+	bool		drop_prepared;	/* dropped_by is a prepared transaction */
 } SharedSlot;
 
 typedef struct SharedDirectory
@@ -171,6 +180,8 @@ start_shared_memory(void)
 }
 
 static void apply_pending(bool commit, SubTransactionId subxact);
+static void mark_drops_prepared(void);
+static void release_slot(SharedSlot *s);
 
 static void
 on_transaction_end(XactEvent event, void *arg)
@@ -186,9 +197,7 @@ on_transaction_end(XactEvent event, void *arg)
 			apply_pending(false, InvalidSubTransactionId);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot prepare a transaction that created or dropped a shared tlbf filter")));
+			mark_drops_prepared();
 			break;
 		default:
 			break;
@@ -243,17 +252,57 @@ tlbf_directory_require(void)
 				 errhint("Add tlbf to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
+/*
+ * Has the prepared transaction that dropped the filter in slot s ended, and
+ * did it commit?  (Prepared transactions count as in progress.)
+ */
+static bool
+prepared_drop_ended(const SharedSlot *s, bool *committed)
+{
+	if (!s->drop_prepared || TransactionIdIsInProgress(s->dropped_by))
+		return false;
+	*committed = TransactionIdDidCommit(s->dropped_by);
+	return true;
+}
+
 /* Does this transaction see the filter in slot s? */
 static bool
 visible(const SharedSlot *s)
 {
 	TransactionId me = GetTopTransactionIdIfAny();
+	bool		committed;
 
 	if (!s->in_use || s->database != MyDatabaseId)
 		return false;
 	if (TransactionIdIsValid(s->created_by) && !TransactionIdEquals(s->created_by, me))
 		return false;
+	if (prepared_drop_ended(s, &committed) && committed)
+		return false;
 	return !(TransactionIdIsValid(s->dropped_by) && TransactionIdEquals(s->dropped_by, me));
+}
+
+/*
+ * Free the slots whose prepared drop committed, and give back those whose
+ * prepared drop rolled back (the directory locked exclusively).
+ */
+static void
+settle_prepared_drops(void)
+{
+	for (int i = 0; i < tlbf_max_shared_filters; i++)
+	{
+		SharedSlot *s = &directory->slots[i];
+		bool		committed;
+
+		if (!s->in_use || !prepared_drop_ended(s, &committed))
+			continue;
+		if (committed)
+			release_slot(s);
+		else
+		{
+			s->dropped_by = InvalidTransactionId;
+			s->drop_prepared = false;
+		}
+	}
 }
 
 /* The slot this backend found last: a trigger asks for one name per row. */
@@ -298,7 +347,10 @@ name_taken(const char *name)
 	{
 		SharedSlot *s = &directory->slots[i];
 
-		if (s->in_use && s->database == MyDatabaseId && strcmp(s->name, name) == 0)
+		bool		committed;
+
+		if (s->in_use && s->database == MyDatabaseId && strcmp(s->name, name) == 0 &&
+			!(prepared_drop_ended(s, &committed) && committed))
 			return true;
 	}
 	return false;
@@ -526,6 +578,7 @@ tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
 	tlbf_directory_require();
 	region = TYPEALIGN(sizeof(uint64), region);
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
+	settle_prepared_drops();
 	if (find_visible(name) >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -601,6 +654,7 @@ tlbf_directory_drop(const char *name)
 
 	tlbf_directory_require();
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
+	settle_prepared_drops();
 	slot = find_visible(name);
 	if (slot < 0)
 	{
@@ -670,6 +724,35 @@ apply_pending(bool commit, SubTransactionId subxact)
 		MemoryContextSwitchTo(old);
 		list_free(kept);
 	}
+}
+
+/*
+ * The transaction is being prepared: its drops stay in their slots, marked,
+ * to be settled once it ends (settle_prepared_drops).  A filter it created
+ * cannot wait so: nobody could publish it on COMMIT PREPARED.
+ */
+static void
+mark_drops_prepared(void)
+{
+	ListCell   *cell;
+
+	foreach(cell, pending)
+		if (((PendingChange *) lfirst(cell))->created)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot prepare a transaction that created a shared tlbf filter")));
+	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
+	foreach(cell, pending)
+	{
+		PendingChange *change = lfirst(cell);
+		SharedSlot *s = &directory->slots[change->slot];
+
+		if (s->in_use && s->generation == change->generation)
+			s->drop_prepared = true;
+	}
+	LWLockRelease(directory_lock());
+	list_free_deep(pending);
+	pending = NIL;
 }
 
 /* The names of the filters of this database this transaction sees. */
@@ -758,6 +841,7 @@ tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
 	tlbf_directory_require();
 	region = TYPEALIGN(sizeof(uint64), region);
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
+	settle_prepared_drops();
 	if (directory->drops != drops_seen)
 		result = INSTALL_STALE;
 	else if (name_taken(name))

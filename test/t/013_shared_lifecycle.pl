@@ -14,6 +14,11 @@
 # 7. ALTER DATABASE ... ALLOW_CONNECTIONS false does not free the filters
 #    of a database that sessions still use: keys added after it are found,
 #    also after ALLOW_CONNECTIONS true again.
+# 8. Prepared transactions (Citus commits DROP EXTENSION on its workers with
+#    two-phase commit, issue 27): a drop or a DROP EXTENSION can be
+#    prepared; others see the filter until COMMIT PREPARED (from another
+#    session), which frees it, and ROLLBACK PREPARED gives it back with its
+#    keys.  A transaction that created a filter cannot be prepared.
 use strict;
 use warnings;
 
@@ -27,6 +32,9 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'tlbf'
 tlbf.naptime = 1
 tlbf.snapshot_interval = 1
+max_prepared_transactions = 5
+# a snapshot worker for each of the 7 databases with filters, and passes
+max_worker_processes = 16
 });
 $node->start;
 
@@ -190,6 +198,44 @@ is(result('ext_schema', 'SELECT count(*) FROM tl.tlbf_shared_list()'), '0',
 is(result('ext_schema', "SELECT tl.tlbf_shared_create('in_schema', '1 hour', 0.0001, 10000)"), '',
 	'... a filter of the same name can be created');
 is(result('ext_schema', "SELECT count(*) FROM generate_series(1, 1000) k WHERE tl.tlbf_shared_contains('in_schema', k)"),
+	'0', '... and it starts empty');
+
+# ---- 8. prepared transactions ---------------------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE prepared');
+$node->safe_psql('prepared', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create(name, '1 hour', 0.001, 10000) FROM unnest(ARRAY['p_commit', 'p_rollback']) name;
+	SELECT count(*) FROM generate_series(1, 100) k, unnest(ARRAY['p_commit', 'p_rollback']) name
+	WHERE tlbf_shared_add(name, k);
+});
+$node->safe_psql('prepared', q{BEGIN; SELECT tlbf_shared_drop('p_commit'); PREPARE TRANSACTION 'drop_commit'});
+$node->safe_psql('prepared', q{BEGIN; SELECT tlbf_shared_drop('p_rollback'); PREPARE TRANSACTION 'drop_rollback'});
+is(result('prepared', q{SELECT count(*) FROM generate_series(1, 100) k, unnest(ARRAY['p_commit', 'p_rollback']) name
+		WHERE tlbf_shared_contains(name, k)}), '200',
+	'prepared drops: other sessions still see both filters and their keys');
+$node->safe_psql('prepared', q{COMMIT PREPARED 'drop_commit'});
+is(result('prepared', q{SELECT tlbf_shared_contains('p_commit', 1)}), 'ERROR 42704',
+	'COMMIT PREPARED (from another session): the filter is gone');
+is(result('prepared', q{SELECT tlbf_shared_create('p_commit', '1 hour', 0.001, 10000)}), '',
+	'... its name can be created again');
+is(result('prepared', q{SELECT count(*) FROM generate_series(1, 100) k WHERE tlbf_shared_contains('p_commit', k)}),
+	'0', '... and the new filter starts empty');
+$node->safe_psql('prepared', q{ROLLBACK PREPARED 'drop_rollback'});
+is(result('prepared', q{SELECT count(*) FROM generate_series(1, 100) k WHERE tlbf_shared_contains('p_rollback', k)}),
+	'100', 'ROLLBACK PREPARED: the filter is back with its keys');
+is(result('prepared', q{SELECT tlbf_shared_add('p_rollback', 1000)}), 't', '... and it takes new keys');
+is(result('prepared', q{BEGIN; SELECT tlbf_shared_create('p_new', '1 hour'); PREPARE TRANSACTION 'create'}),
+	'ERROR 0A000', 'a transaction that created a filter cannot be prepared');
+is(result('prepared', q{SELECT count(*) FROM pg_prepared_xacts}), '0', '... and it rolled back');
+is(result('prepared', q{SELECT string_agg(name, ',' ORDER BY name) FROM tlbf_shared_list()}), 'p_commit,p_rollback',
+	'... leaving no filter p_new');
+$node->safe_psql('prepared', q{BEGIN; DROP EXTENSION tlbf; PREPARE TRANSACTION 'drop_extension'});
+$node->safe_psql('prepared', q{COMMIT PREPARED 'drop_extension'; CREATE EXTENSION tlbf});
+is(result('prepared', 'SELECT count(*) FROM tlbf_shared_list()'), '0',
+	'a prepared DROP EXTENSION, committed: no filter is listed after CREATE EXTENSION');
+is(result('prepared', q{SELECT tlbf_shared_create('p_rollback', '1 hour', 0.001, 10000)}), '',
+	'... a filter of an old name can be created');
+is(result('prepared', q{SELECT count(*) FROM generate_series(1, 100) k WHERE tlbf_shared_contains('p_rollback', k)}),
 	'0', '... and it starts empty');
 
 # ---- a clean restart -------------------------------------------------------
