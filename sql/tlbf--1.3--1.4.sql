@@ -492,3 +492,83 @@ GRANT EXECUTE ON FUNCTION tlbf_shared_add(text, text, timestamptz),
                           tlbf_shared_last_seen(text, text, timestamptz),
                           tlbf_shared_probability(text, text, timestamptz, interval, float8)
     TO tlbf_user;
+
+-- Citus clusters (1.4).  Each node has its own copy of the extension's SQL
+-- objects; a query sent to a node that runs another version can fail on
+-- what that version lacks.  tlbf_cluster_versions() asks every worker
+-- (through Citus) which version it runs; tlbf_check_cluster() raises an
+-- error if any differs from this node's.
+CREATE FUNCTION tlbf_cluster_versions(OUT node text, OUT port integer, OUT version text)
+    RETURNS SETOF record
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN QUERY SELECT NULL::text, NULL::integer, e.extversion::text
+                 FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'tlbf';
+    IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        RETURN QUERY EXECUTE
+            $q$SELECT w.nodename, w.nodeport::integer,
+                      CASE WHEN w.success AND w.result OPERATOR(pg_catalog.<>) '' THEN w.result END
+               FROM pg_catalog.run_command_on_workers(
+                   'SELECT extversion FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) ''tlbf''') w
+               ORDER BY 1, 2$q$;
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION tlbf_cluster_versions() IS
+    'the tlbf version of this node (node NULL) and of each Citus worker (NULL: none, or unreachable)';
+
+CREATE FUNCTION tlbf_check_cluster()
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    mine text;
+    others text;
+BEGIN
+    SELECT v.version INTO mine FROM @extschema@.tlbf_cluster_versions() v WHERE v.node IS NULL;
+    SELECT pg_catalog.string_agg(pg_catalog.format('%s:%s has %s', v.node, v.port,
+                                                   COALESCE(v.version, 'no tlbf (or cannot be reached)')),
+                                 ', ')
+      INTO others
+      FROM @extschema@.tlbf_cluster_versions() v
+     WHERE v.node IS NOT NULL AND v.version IS DISTINCT FROM mine;
+    IF others IS NOT NULL THEN
+        RAISE EXCEPTION 'tlbf versions differ between the nodes of this Citus cluster'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = pg_catalog.format('This node has %s; %s.', mine, others),
+                  HINT = 'Run ALTER EXTENSION tlbf UPDATE on the coordinator with citus.enable_ddl_propagation on (the default): it updates every node.';
+    END IF;
+    RETURN mine;
+END
+$$;
+
+COMMENT ON FUNCTION tlbf_check_cluster() IS
+    'the tlbf version every node of the Citus cluster runs; an error naming the nodes that run another';
+
+-- An update run on a Citus coordinator with citus.enable_ddl_propagation
+-- off would leave the workers at their version: refuse it unless they
+-- already run 1.4.  (Citus runs the update on the workers with that setting
+-- off too, but there this node is not the coordinator.)
+DO $$
+DECLARE
+    behind text;
+BEGIN
+    IF pg_catalog.current_setting('citus.enable_ddl_propagation', true) OPERATOR(pg_catalog.=) 'off'
+       AND EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        EXECUTE $q$SELECT pg_catalog.string_agg(pg_catalog.format('%s:%s has %s', v.node, v.port,
+                                                                 COALESCE(v.version, 'no tlbf')), ', ')
+                   FROM @extschema@.tlbf_cluster_versions() v
+                   WHERE pg_catalog.citus_is_coordinator()
+                     AND v.node IS NOT NULL AND v.version IS DISTINCT FROM '1.4'$q$
+            INTO behind;
+        IF behind IS NOT NULL THEN
+            RAISE EXCEPTION 'ALTER EXTENSION tlbf UPDATE on a Citus coordinator must reach the workers'
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = pg_catalog.format('citus.enable_ddl_propagation is off, and %s.', behind),
+                      HINT = 'Run it with citus.enable_ddl_propagation on (the default), which updates every node, or update each worker first.';
+        END IF;
+    END IF;
+END
+$$;

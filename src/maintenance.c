@@ -24,6 +24,14 @@
  * waits long for us.  Only rows for which tlbf_retirable() is true are
  * updated, so a row with nothing to retire never gets a new version.
  *
+ * A Citus table keeps its rows in shards on other nodes: its table here is
+ * empty.  Its pass reads where the shards are now (so it follows them when
+ * they move) and sends each placement the same batches through Citus
+ * (master_run_on_worker), connected as the table's owner; each batch
+ * commits there on its own.  Slices are retired as of this node's clock,
+ * rounded down to the second (retiring as of an earlier time retires
+ * less, never a live slice).
+ *
  *-------------------------------------------------------------------------
  */
 #include "background.h"
@@ -34,6 +42,7 @@
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "citus_tables.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -54,6 +63,11 @@
 #define BATCH_ROWS			200
 #define MAX_BATCHES_PER_RANGE \
 	(BLOCKS_PER_RANGE * MaxHeapTuplesPerPage / BATCH_ROWS + 1)
+/* a round trip per batch: larger ranges and batches on other nodes */
+#define REMOTE_BLOCKS_PER_RANGE	1024
+#define REMOTE_BATCH_ROWS		1000
+#define MAX_REMOTE_BATCHES_PER_RANGE \
+	(REMOTE_BLOCKS_PER_RANGE * MaxHeapTuplesPerPage / REMOTE_BATCH_ROWS + 1)
 
 PG_FUNCTION_INFO_V1(tlbf_maintenance_run);
 
@@ -297,6 +311,147 @@ caller_may_rewrite(Oid relid)
 		pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) == ACLCHECK_OK;
 }
 
+/*
+ * Run 'command' on the node of placement 'p' as role 'owner', through
+ * Citus, and return its one value; an error there is raised here.
+ */
+static char *
+run_on_node(const CitusPlacement *p, Oid owner, const char *command)
+{
+	Oid			types[3] = {TEXTOID, INT4OID, TEXTOID};
+	Datum		values[3];
+	RoleSwitch	role;
+	bool		isnull;
+	bool		success;
+	char	   *result;
+
+	values[0] = CStringGetTextDatum(p->node);
+	values[1] = Int32GetDatum(p->port);
+	values[2] = CStringGetTextDatum(command);
+	tlbf_become(owner, &role);
+	if (tlbf_safe_execute("SELECT success, result FROM pg_catalog.master_run_on_worker("
+						  "ARRAY[$1], ARRAY[$2], ARRAY[$3], false)",
+						  3, types, values, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not reach node %s:%d", p->node, p->port);
+	tlbf_unbecome(&role);
+	success = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	result = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (isnull || !success)
+		ereport(ERROR,
+				(errmsg("tlbf maintenance of shard %s on node %s:%d failed: %s",
+						p->shard_name, p->node, p->port, result ? result : "no result")));
+	return result ? result : "";
+}
+
+/*
+ * One batch on a placement: retire at most REMOTE_BATCH_ROWS rows of
+ * blocks [first, last) as of 'at'.  Returns how many rows it rewrote.
+ */
+static uint64
+retire_remote_batch(const Pass *pass, Registration *r, const CitusPlacement *p,
+					Oid owner, const char *at, BlockNumber first, BlockNumber last)
+{
+	const char *column = quote_identifier(r->column);
+	long long	rows = 0;
+	long long	freed = 0;
+	char	   *result;
+
+	result = run_on_node(p, owner, psprintf(
+		"WITH batch AS ("
+		"  SELECT ctid, pg_catalog.pg_column_size(%2$s) AS old_bytes FROM ONLY %1$s"
+		"  WHERE ctid OPERATOR(pg_catalog.>=) '(%5$u,0)'::pg_catalog.tid"
+		"    AND ctid OPERATOR(pg_catalog.<) '(%6$u,0)'::pg_catalog.tid"
+		"    AND %2$s IS NOT NULL AND %3$s.tlbf_retirable(%2$s, %4$s)"
+		"  LIMIT %7$d FOR UPDATE SKIP LOCKED), "
+		"done AS ("
+		"  UPDATE ONLY %1$s AS t SET %2$s = %3$s.tlbf_retire(t.%2$s, %4$s)"
+		"  FROM batch WHERE t.ctid OPERATOR(pg_catalog.=) batch.ctid"
+		"  RETURNING batch.old_bytes OPERATOR(pg_catalog.-) pg_catalog.pg_column_size(t.%2$s) AS freed) "
+		"SELECT pg_catalog.format('%%s %%s', pg_catalog.count(*), pg_catalog.sum(freed)) FROM done",
+		p->shard_name, column, pass->schema_name, at, first, last, REMOTE_BATCH_ROWS));
+	if (sscanf(result, "%lld %lld", &rows, &freed) < 1 || rows < 0 || rows > REMOTE_BATCH_ROWS)
+		elog(ERROR, "unexpected result from shard %s: \"%s\"", p->shard_name, result);
+	r->rows_rewritten += rows;
+	r->bytes_freed += freed;
+	return (uint64) rows;
+}
+
+/* Every batch of one placement of a Citus table's shard. */
+static void
+maintain_placement(const Pass *pass, Registration *r, const CitusPlacement *p,
+				   const char *at)
+{
+	BlockNumber nblocks = 0;
+	bool		stopped = false;
+	Oid			owner;
+
+	begin_step(pass);
+	owner = tlbf_relation_owner(r->relid);
+	if (OidIsValid(owner))
+		nblocks = (BlockNumber) strtoul(run_on_node(p, owner, psprintf(
+			"SELECT pg_catalog.pg_relation_size(%s::pg_catalog.regclass) "
+			"OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8",
+			quote_literal_cstr(p->shard_name))), NULL, 10);
+	end_step(pass);
+
+	for (BlockNumber first = 0; first < nblocks && !stopped; first += REMOTE_BLOCKS_PER_RANGE)
+	{
+		BlockNumber last = first + Min(REMOTE_BLOCKS_PER_RANGE, nblocks - first);
+		uint64		rewritten = 0;
+		int			batches = 0;
+
+		do
+		{
+			stopped = should_stop(pass);
+			if (stopped)
+				break;
+			begin_step(pass);
+			owner = tlbf_relation_owner(r->relid);
+			if (OidIsValid(owner))
+				rewritten = retire_remote_batch(pass, r, p, owner, at, first, last);
+			end_step(pass);
+			if (!OidIsValid(owner))
+				return;
+		} while (rewritten == REMOTE_BATCH_ROWS && ++batches < MAX_REMOTE_BATCHES_PER_RANGE);
+	}
+}
+
+/*
+ * A Citus table: every placement of its shards, wherever they are now,
+ * then its record.
+ */
+static void
+maintain_shards(const Pass *pass, Registration *r)
+{
+	MemoryContext context = AllocSetContextCreate(pass->context, "tlbf shards",
+												  ALLOCSET_SMALL_SIZES);
+	MemoryContext old;
+	List	   *placements;
+	ListCell   *cell;
+	char	   *at;
+
+	/* this node's clock, down to the second: an exact literal */
+	at = MemoryContextStrdup(context,
+							 psprintf("pg_catalog.to_timestamp(" INT64_FORMAT ")",
+									  GetCurrentTimestamp() / USECS_PER_SEC +
+									  (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY));
+	begin_step(pass);
+	old = MemoryContextSwitchTo(context);
+	placements = tlbf_citus_placements(r->relid);
+	MemoryContextSwitchTo(old);
+	end_step(pass);
+	foreach(cell, placements)
+	{
+		if (should_stop(pass))
+			break;
+		maintain_placement(pass, r, lfirst(cell), at);
+	}
+	MemoryContextDelete(context);
+	begin_step(pass);
+	record_stats(pass, r, NULL);
+	end_step(pass);
+}
+
 /* Every batch of one registered column, then its record. */
 static void
 maintain_column(const Pass *pass, Registration *r)
@@ -315,6 +470,13 @@ maintain_column(const Pass *pass, Registration *r)
 	if (!pass->control->own_transactions && !caller_may_rewrite(r->relid))
 	{
 		end_step(pass);
+		return;
+	}
+	if (tlbf_citus_is_distributed(r->relid))
+	{
+		end_step(pass);
+		r->done = true;
+		maintain_shards(pass, r);
 		return;
 	}
 	rel = table_open(r->relid, AccessShareLock);

@@ -52,6 +52,7 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "citus_tables.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "common/hashfn.h"
@@ -435,6 +436,8 @@ tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("shared tlbf filter \"%s\" does not exist", name),
+				 tlbf_citus_installed() ?
+				 errhint("Create it with tlbf_shared_create().  On a Citus cluster each node has its own shared filters: create it on every node that uses it (run_command_on_workers).") :
 				 errhint("Create it with tlbf_shared_create(); tlbf_shared_list() shows the filters of this database.")));
 }
 

@@ -22,6 +22,16 @@
  * tlbf_shared_rebuild() combines several key columns as the trigger does.
  * The test and the insertion of the key are one atomic step.
  *
+ * On a Citus cluster the trigger fires on the shards, on the workers, and
+ * each node has its own shared filters.  A key is then checked against one
+ * filter only if all its rows reach one shard with one placement: the
+ * trigger refuses to run on a shard of a table with several placements
+ * per shard (reference tables), or whose key leaves out the distribution
+ * column.  And Citus reports the rows it sent in a COPY (a COPY into the
+ * table, an INSERT ... SELECT it routes through the coordinator), not the
+ * rows stored: a row skipped there would be counted, so there a recent
+ * duplicate fails the statement instead.
+ *
  *-------------------------------------------------------------------------
  */
 #include "shared_filters.h"
@@ -29,9 +39,11 @@
 #include <math.h>
 
 #include "access/xact.h"
+#include "citus_tables.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "tcop/pquery.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -51,6 +63,7 @@ typedef struct TriggerPlan
 	AttrNumber *columns;
 	KeyMatcher *matcher;		/* hashes a row's key */
 	SharedKeyGuess guess;		/* the filter's kind of key, as last seen */
+	bool		on_shard;		/* fires on a shard of a Citus table */
 } TriggerPlan;
 
 /* The value of a trigger option that is a probability, checked. */
@@ -66,6 +79,47 @@ probability_option(const char *option, const char *value)
 				 errmsg("invalid tlbf_reject_recent option \"%s\"", option),
 				 errdetail("A threshold and a prior are probabilities, between 0 and 1.")));
 	return p;
+}
+
+/*
+ * If 'rel' is a shard of a Citus table, is every key's every row sure to
+ * reach it, and only it?  Refuse to run where it is not.
+ */
+static bool
+check_citus_shard(const TriggerPlan *plan, Relation rel)
+{
+	CitusShard	shard;
+	AttrNumber	distribution;
+
+	if (!tlbf_citus_shard_of(rel, &shard))
+		return false;
+	if (shard.replication != 's')
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tlbf_reject_recent cannot guard Citus table %s: its shards have a copy on several nodes",
+						shard.table),
+				 errdetail("Each node checks its own shared filter, so the copies could keep different rows."),
+				 errhint("Guard a distributed table (create_distributed_table) instead of a reference table.")));
+	if (shard.column == NULL)
+		return true;			/* a single shard: every row reaches it */
+	distribution = SPI_fnumber(RelationGetDescr(rel), shard.column);
+	for (int i = 0; i < plan->ncolumns; i++)
+		if (plan->columns[i] == distribution)
+			return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("tlbf_reject_recent on Citus table %s must have its distribution column \"%s\" among its key columns",
+					shard.table, shard.column),
+			 errdetail("Each worker checks its own shared filter: only a key that includes the distribution column sends all its rows to one worker."),
+			 errhint("Add \"%s\" to the trigger's columns.", shard.column)));
+	return false;				/* not reached */
+}
+
+/* Is the statement running a COPY (as Citus sends rows to a shard)? */
+static bool
+in_copy(void)
+{
+	return ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY;
 }
 
 static TriggerPlan *
@@ -135,6 +189,7 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 							RelationGetRelationName(data->tg_relation))));
 		plan->columns[i] = attnum;
 	}
+	plan->on_shard = check_citus_shard(plan, data->tg_relation);
 	fcinfo->flinfo->fn_extra = plan;
 	return plan;
 }
@@ -206,6 +261,13 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 								 plan->when_full, basis, &plan->guess, &is_new));
 	if (is_new)
 		return PointerGetDatum(data->tg_trigtuple);
+	if (plan->on_shard && !plan->raise && in_copy())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot skip a recent duplicate in rows Citus copies to a shard"),
+				 errdetail("Key %s was added within the span of shared tlbf filter \"%s\"; Citus would count the skipped row as stored.",
+						   key_text(plan, data->tg_trigtuple, desc), plan->filter),
+				 errhint("Insert with INSERT ... VALUES, or INSERT ... SELECT from a table distributed alike; a COPY or an INSERT ... SELECT routed through the coordinator is refused only when it holds a recent duplicate.")));
 	if (plan->raise)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
