@@ -116,9 +116,12 @@ tlbf_citus_shard_of(Relation rel, CitusShard *shard)
 	return found;
 }
 
-/* Does Citus keep the rows of table 'relid' in shards? */
+/*
+ * Does Citus keep the rows of table 'relid' in shards?  If so, how it
+ * replicates them (pg_dist_partition.repmodel: 's' one placement a shard).
+ */
 bool
-tlbf_citus_is_distributed(Oid relid)
+tlbf_citus_is_distributed(Oid relid, char *replication)
 {
 	Oid			types[1] = {OIDOID};
 	Datum		values[1];
@@ -129,11 +132,17 @@ tlbf_citus_is_distributed(Oid relid)
 	values[0] = ObjectIdGetDatum(relid);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (tlbf_safe_execute("SELECT FROM pg_catalog.pg_dist_partition "
+	if (tlbf_safe_execute("SELECT repmodel::pg_catalog.text FROM pg_catalog.pg_dist_partition "
 						  "WHERE logicalrelid OPERATOR(pg_catalog.=) $1",
 						  1, types, values, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read Citus's metadata");
 	found = SPI_processed == 1;
+	if (found)
+	{
+		char	   *model = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		*replication = model ? model[0] : '?';
+	}
 	SPI_finish();
 	return found;
 }

@@ -34,7 +34,7 @@ typedef struct CitusPlacement
 
 extern bool tlbf_citus_installed(void);
 extern bool tlbf_citus_shard_of(Relation rel, CitusShard *shard);
-extern bool tlbf_citus_is_distributed(Oid relid);
+extern bool tlbf_citus_is_distributed(Oid relid, char *replication);
 extern List *tlbf_citus_placements(Oid relid);
 
 #endif							/* TLBF_CITUS_TABLES_H */

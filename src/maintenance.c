@@ -459,6 +459,7 @@ maintain_column(const Pass *pass, Registration *r)
 	BlockNumber nblocks;
 	Relation	rel;
 	bool		stopped = false;
+	char		replication;
 
 	begin_step(pass);
 	if (!registration_is_valid(pass, r))
@@ -472,8 +473,14 @@ maintain_column(const Pass *pass, Registration *r)
 		end_step(pass);
 		return;
 	}
-	if (tlbf_citus_is_distributed(r->relid))
+	if (tlbf_citus_is_distributed(r->relid, &replication))
 	{
+		if (replication != 's')
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("tlbf maintenance of Citus table %s is not supported: its shards have a copy on several nodes",
+							get_rel_name(r->relid)),
+					 errhint("Only distributed tables (one copy of each shard) are maintained.")));
 		end_step(pass);
 		r->done = true;
 		maintain_shards(pass, r);

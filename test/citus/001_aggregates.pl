@@ -8,41 +8,14 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::Bin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use TlbfCitus qw(citus_cluster);
 
-my $libdir = `pg_config --pkglibdir`;
-chomp $libdir;
-plan skip_all => "Citus is not installed in $libdir (scripts/citus.sh installs it)"
-  unless -f "$libdir/citus.so";
-
-my @nodes;
-for my $name ('coordinator', 'worker1', 'worker2')
-{
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-		listen_addresses = 'localhost'
-		shared_preload_libraries = 'citus,tlbf'
-		max_worker_processes = 16
-		tlbf.worker_enabled = off
-		citus.max_worker_nodes_tracked = 4
-	});
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
-	push @nodes, $node;
-}
-my ($coordinator, @workers) = @nodes;
-$coordinator->safe_psql('postgres', sprintf(q{
-	SELECT citus_set_coordinator_host('localhost', %d);
-	SELECT citus_add_node('localhost', %d);
-	SELECT citus_add_node('localhost', %d);
-	CREATE EXTENSION tlbf;
-}, map { $_->port } @nodes));
-my $citus = $coordinator->safe_psql('postgres',
-	q{SELECT extversion FROM pg_extension WHERE extname = 'citus'});
-note "Citus $citus on " . $coordinator->safe_psql('postgres', 'SHOW server_version');
+my ($coordinator, @workers) = citus_cluster();
 
 # 400,000 visits of 20,000 users to 12 sites over 80 minutes (the span is
 # an hour), inserted in random order; the same rows in a local table.
