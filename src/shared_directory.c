@@ -11,7 +11,7 @@
  * (its keys come faster than its capacity said) moves to a larger region
  * while the pool has one (tlbf_directory_grow).  When it has none, the
  * caller decides: an error, or the filter drops its oldest slices, counted
- * in "truncated", like any filter at its size cap.
+ * in "truncated", as a filter does at the format's limits.
  *
  * Locking: the directory's LWLock, then the filter's.  An operation holds
  * the directory shared (so its slot cannot be freed under it) and the

@@ -74,7 +74,7 @@ typedef struct Tlbf
 	double		error_rate;		/* target false-positive rate */
 	uint64_t	capacity;		/* the creator's guess of keys per span */
 	uint64_t	inserted;		/* insertions ever made */
-	uint64_t	truncated;		/* unexpired slices dropped by the size cap */
+	uint64_t	truncated;		/* unexpired slices dropped by a size limit */
 	TlbfTime	newest;			/* latest insertion time, TLBF_NEVER if none */
 	TlbfTime	gen_started;	/* time of the current generation's first
 								 * insertion */
