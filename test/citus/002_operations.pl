@@ -22,8 +22,9 @@
 #    counted right.
 # 4. DDL: DROP EXTENSION while the workers hold shared filters (Citus
 #    commits it there with two-phase commit); an upgrade from 1.3 with DDL
-#    propagation off is refused, with it on it updates every node, and
-#    tlbf_check_cluster() names a node that runs another version.
+#    propagation off is refused until every worker runs 1.4, with it on it
+#    updates every node, and tlbf_check_cluster() names a node that runs
+#    another version.
 # Run by scripts/citus.sh on a PostgreSQL that has Citus.
 use strict;
 use warnings;
@@ -202,6 +203,10 @@ is($statements, 300, 'three clients at once: 300 inserts through the coordinator
 is(query(q{SELECT count(*) || ' ' || count(DISTINCT (user_id, ad_id)) FROM clicks}), '600 600',
 	'exactly one row per key is stored (600 keys)');
 is($told, 600, '... and the row counts the clients were told add up to the rows stored');
+is(query(q{SELECT count(*) FILTER (WHERE tlbf_shared_contains('clicks', ROW(user_id, ad_id))) || ' '
+		|| (count(*) FILTER (WHERE tlbf_shared_contains('clicks', ROW(user_id, ad_id + 1))) < 6) FROM clicks}),
+	'600 true', 'tlbf_shared_contains in a query of the table runs on the workers, each asking its own '
+	  . 'filter (every stored key found; keys never added, at the false-positive rate of 0.1%)');
 is(tag_of(q{INSERT INTO clicks (user_id, ad_id) VALUES (1, 2), (1, 3), (1, 2), (2, 2)}), 'INSERT 0 2',
 	'a statement with a recent duplicate and a repeated key: INSERT 0 2 ...');
 is(query(q{SELECT count(*) FROM clicks}), '602', '... and its two new keys stored');
@@ -258,7 +263,18 @@ for my $worker (@workers)
 like(failure(q{SET citus.enable_ddl_propagation = off; ALTER EXTENSION tlbf UPDATE}),
 	qr/^55000 ALTER EXTENSION tlbf UPDATE on a Citus coordinator must reach the workers/,
 	'an update with DDL propagation off is refused (55000)');
-query(q{ALTER EXTENSION tlbf UPDATE});
+# workers first (Citus lets DDL run on a worker with propagation off), then the coordinator
+$workers[0]->safe_psql('postgres', q{SET citus.enable_ddl_propagation = off; ALTER EXTENSION tlbf UPDATE});
+my (undef, undef, $behind) = $coordinator->psql('postgres',
+	q{SET citus.enable_ddl_propagation = off; ALTER EXTENSION tlbf UPDATE});
+like($behind, qr/DETAIL:  citus\.enable_ddl_propagation is off, and localhost:${\ $workers[1]->port } has 1\.3\.\n/,
+	'... while one worker is behind: its error names that worker only');
+$workers[1]->safe_psql('postgres', q{SET citus.enable_ddl_propagation = off; ALTER EXTENSION tlbf UPDATE});
+is(query(q{SET citus.enable_ddl_propagation = off; ALTER EXTENSION tlbf UPDATE;
+		SELECT string_agg(version, ' ') FROM tlbf_cluster_versions()}), '1.4 1.4 1.4',
+	'with every worker updated first, the coordinator updates with propagation off');
+# and the usual way: from the coordinator, propagation on
+query(q{DROP EXTENSION tlbf CASCADE; CREATE EXTENSION tlbf VERSION '1.3'; ALTER EXTENSION tlbf UPDATE});
 is(query(q{SELECT string_agg(concat_ws(' ', coalesce(node, 'here'), port, version), ', ') FROM tlbf_cluster_versions()}),
 	join(', ', 'here 1.4', map { 'localhost ' . $_->port . ' 1.4' } sort { $a->port <=> $b->port } @workers),
 	'with propagation on, every node runs 1.4 (tlbf_cluster_versions)');
