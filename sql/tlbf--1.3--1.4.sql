@@ -561,7 +561,8 @@ BEGIN
                                                                  COALESCE(v.version, 'no tlbf')), ', ')
                    FROM @extschema@.tlbf_cluster_versions() v
                    WHERE pg_catalog.citus_is_coordinator()
-                     AND v.node IS NOT NULL AND v.version IS DISTINCT FROM '1.4'$q$
+                     AND v.node IS NOT NULL
+                     AND COALESCE(v.version OPERATOR(pg_catalog.<>) '1.4', true)$q$
             INTO behind;
         IF behind IS NOT NULL THEN
             RAISE EXCEPTION 'ALTER EXTENSION tlbf UPDATE on a Citus coordinator must reach the workers'
