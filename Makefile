@@ -18,6 +18,14 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/tlbf--*.sql))
 PG_CPPFLAGS = -I$(srcdir)/src
+# The warnings PostgreSQL 15 to 19 build with (the union of their pg_config
+# --cflags), which the version matrix turns into errors (COPT=-Werror): a
+# plain build against any of them shows them all first.
+WARNINGS = -Wall -Wmissing-prototypes -Wpointer-arith -Wdeclaration-after-statement \
+	-Werror=vla -Wendif-labels -Wmissing-format-attribute -Wimplicit-fallthrough=5 \
+	-Wcast-function-type -Wshadow=compatible-local -Wformat-security \
+	-Wstrict-prototypes -Wold-style-definition -Wold-style-declaration
+PG_CFLAGS = $(WARNINGS)
 EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso output_preload
 
 # --- tests against PostgreSQL, and where a new one goes ---------------------

@@ -49,6 +49,6 @@ SELECT count(*) FILTER (WHERE tlbf_contains((SELECT f FROM big), g, '2024-01-01 
 FROM generate_series(1000001, 1020000) g;
 
 -- Times are kept per slice, not per key: a key added at 12:00 is found by
--- a question about 11:30 too (the README says so).
+-- a question about 11:30 too (docs/reference.md says so).
 SELECT tlbf_contains(tlbf_add(tlbf_create('1 hour'), 7, '2024-01-01 12:00+00'), 7,
                      '2024-01-01 11:30+00') AS found_before_it_was_added;

@@ -1,6 +1,6 @@
 -- Every function of the extension with its labels: kind (f function, a
 -- aggregate), volatility (i, s, v), strictness and parallel safety (s, r,
--- u), so that a label that changes shows in the diff.  README's "Labels"
+-- u), so that a label that changes shows in the diff.  docs/reference.md's "Labels"
 -- says why each is what it is.
 SELECT p.oid::regprocedure AS function, p.prokind AS kind, p.provolatile AS volatile,
        p.proisstrict AS strict, p.proparallel AS parallel
