@@ -1,6 +1,6 @@
 -- The install script chain: version 1.0, then ALTER EXTENSION ... UPDATE to
 -- the current version, ends with the same objects as a fresh install, each
--- with the same definition, labels and grants (test/sql/extension_objects.sql
+-- with the same definition, labels and grants (test/upgrade/extension_objects.sql
 -- describes them; the comparison lists every object that differs, none when
 -- the two match); and a value written by version 1.0
 -- (test/fixtures/tlbf-1.0.txt: keys 1..2000 added one a second from
@@ -50,7 +50,7 @@ FROM kept, (SELECT tlbf_agg(g, '2024-01-01 00:20+00', '1 hour') AS tlbf_agg_of_i
 DROP TABLE kept;
 DROP FUNCTION answers();
 \set ECHO none
-\i test/sql/extension_objects.sql
+\i test/upgrade/extension_objects.sql
 SELECT json_agg(o)::text AS updated_objects FROM pg_temp.extension_objects('tlbf') o \gset
 \set ECHO all
 -- ... and after a fresh install, in a database of its own
@@ -58,7 +58,7 @@ CREATE DATABASE tlbf_fresh;
 \c tlbf_fresh
 CREATE EXTENSION tlbf;
 \set ECHO none
-\i test/sql/extension_objects.sql
+\i test/upgrade/extension_objects.sql
 SELECT json_agg(o)::text AS fresh_objects FROM pg_temp.extension_objects('tlbf') o \gset
 \set ECHO all
 \c :regression_db
