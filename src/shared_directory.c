@@ -56,7 +56,7 @@
 #include "storage/shmem.h"
 #include "utils/memutils.h"
 
-/* GUCs (guc.c defines them) */
+/* settings (settings.c defines them) */
 int			tlbf_shared_memory = 64 * 1024 * 1024;
 int			tlbf_max_shared_filters = 64;
 

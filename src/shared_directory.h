@@ -41,7 +41,7 @@ typedef enum InstallResult
 	INSTALL_STALE				/* a filter was dropped since the caller looked */
 } InstallResult;
 
-/* GUCs (guc.c defines them) */
+/* settings (settings.c defines them) */
 extern int	tlbf_shared_memory;
 extern int	tlbf_max_shared_filters;
 

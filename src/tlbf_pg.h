@@ -27,7 +27,7 @@ typedef struct KeyMatcher KeyMatcher;
 /* Every filter made here hashes with this seed, so that any two can merge. */
 #define TLBF_DEFAULT_SEED	0
 
-/* guc.c */
+/* settings.c */
 extern int	tlbf_max_filter_bytes;
 extern int	tlbf_agg_send_limit;
 extern int	tlbf_naptime;
@@ -35,6 +35,8 @@ extern bool tlbf_worker_enabled;
 extern int	tlbf_snapshot_interval;
 extern int	tlbf_cache_memory;
 extern int	tlbf_max_future;
+extern void tlbf_define_settings(void);
+extern void tlbf_define_preloaded_settings(void);
 
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted

@@ -1,18 +1,16 @@
 /*-------------------------------------------------------------------------
  *
- * guc.c
- *	  The module's entry point and its configuration parameters.
+ * settings.c
+ *	  The extension's settings (tlbf.*), defined when the library loads
+ *	  (module.c); those of shared memory and the workers only when it is
+ *	  preloaded.
  *
  *-------------------------------------------------------------------------
  */
 #include "background.h"
-#include "shared_store.h"
+#include "shared_directory.h"
 
-#include "miscadmin.h"
 #include "utils/guc.h"
-#include "utils/memutils.h"
-
-PG_MODULE_MAGIC;
 
 /*
  * Largest filter value, in bytes, that insertions and unions may produce.
@@ -37,11 +35,9 @@ bool		tlbf_worker_enabled = true;
 /* Seconds between two saves of the shared filters that changed. */
 int			tlbf_snapshot_interval = 30;
 
-void		_PG_init(void);
-static void define_preloaded_settings(void);
-
+/* The settings every session has. */
 void
-_PG_init(void)
+tlbf_define_settings(void)
 {
 	DefineCustomIntVariable("tlbf.max_filter_bytes",
 							"Largest size a tlbf filter may grow to.",
@@ -115,15 +111,11 @@ _PG_init(void)
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
-	if (process_shared_preload_libraries_in_progress)
-		define_preloaded_settings();
-	/* after every definition: placeholders of undefined names are removed */
-	MarkGUCPrefixReserved("tlbf");
 }
 
-/* What exists only when the library is preloaded. */
-static void
-define_preloaded_settings(void)
+/* The settings of what exists only when the library is preloaded. */
+void
+tlbf_define_preloaded_settings(void)
 {
 	DefineCustomIntVariable("tlbf.shared_memory",
 							"Shared memory for the named tlbf filters.",
@@ -145,7 +137,4 @@ define_preloaded_settings(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
-	tlbf_directory_init();
-	tlbf_store_init();
-	tlbf_register_launcher();
 }

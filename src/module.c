@@ -1,0 +1,33 @@
+/*-------------------------------------------------------------------------
+ *
+ * module.c
+ *	  The module's entry point: its settings, and when it is preloaded its
+ *	  shared memory, its hooks and the launcher of its background workers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "background.h"
+#include "shared_directory.h"
+#include "shared_store.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	tlbf_define_settings();
+	if (process_shared_preload_libraries_in_progress)
+	{
+		tlbf_define_preloaded_settings();
+		tlbf_directory_init();
+		tlbf_store_init();
+		tlbf_register_launcher();
+	}
+	/* after every definition: placeholders of undefined names are removed */
+	MarkGUCPrefixReserved("tlbf");
+}
