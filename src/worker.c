@@ -29,6 +29,8 @@
  * exit; a batch in progress is cancelled), process interrupts and barriers
  * (CHECK_FOR_INTERRUPTS) whenever they wake, and leave when the postmaster
  * dies.  A database's own settings are overridden (override_database_settings).
+ * Idle, the snapshot worker waits on the wait event TlbfSnapshotsMain
+ * (compat.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -68,6 +70,9 @@ static bool lost_database_lock = false;
 
 /* Is a maintenance worker running a batch (a table owner's code)? */
 static volatile sig_atomic_t in_batch = false;
+
+/* The snapshot worker's wait event between rounds (compat.h), once named. */
+static uint32 snapshots_wait_event = 0;
 
 PGDLLEXPORT void tlbf_maintenance_main(Datum arg);
 PGDLLEXPORT void tlbf_snapshots_main(Datum arg);
@@ -391,7 +396,8 @@ tlbf_snapshots_main(Datum arg)
 		sleep_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
 												   Min(next_save, next_retire));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(Max(sleep_ms, 1), YIELD_CHECK_MS), PG_WAIT_EXTENSION);
+						 Min(Max(sleep_ms, 1), YIELD_CHECK_MS),
+						 tlbf_wait_event(&snapshots_wait_event, "TlbfSnapshotsMain"));
 		ResetLatch(MyLatch);
 	}
 	/* a clean stop: what changed since the last save is saved now */
