@@ -221,7 +221,13 @@ start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **han
 	MemoryContext caller = CurrentMemoryContext;
 	BackgroundWorkerHandle *started;
 	bool		slot = true;
+	char	   *activity = psprintf("%s: starting a %s worker in database %u",
+									LAUNCHER_NAME,
+									kind == MAINTENANCE_WORKER ? "maintenance" : "snapshot",
+									database);
 
+	tlbf_report_running(activity);
+	pfree(activity);
 	StartTransactionCommand();
 	if (ConditionalLockRelationOid(DatabaseRelationId, ShareLock) &&
 		database_connectable(database))
@@ -413,6 +419,7 @@ tlbf_launcher_main(Datum arg)
 		wake = run_round();
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(round);
+		tlbf_report_idle();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake), 1),
 						 tlbf_wait_event(&main_wait_event, "TlbfLauncherMain"));
