@@ -17,7 +17,8 @@
  * What a maintenance pass is told by whoever runs it.  By hand, a pass
  * runs in the caller's transaction and its errors go to the caller.  In a
  * worker it runs a transaction per batch, reports an error and moves on to
- * the next table, and asks between batches whether to stop.
+ * the next table, asks between batches whether to stop, and says which
+ * column it works on (pg_stat_activity shows it).
  */
 typedef struct PassControl
 {
@@ -26,6 +27,8 @@ typedef struct PassControl
 	void		(*batch_starts) (void); /* around each batch, which runs */
 	void		(*batch_ends) (void);	/* a table owner's code; NULL: nothing */
 	void		(*after_abort) (void);	/* after an error was rolled back */
+	/* what the pass works on now: schema.table.column, or "shared filters" */
+	void		(*working_on) (const char *what);	/* NULL: nobody is told */
 } PassControl;
 
 /* maintenance.c */
@@ -41,6 +44,8 @@ typedef enum DatabaseWorkerKind
 
 extern bool tlbf_start_database_worker(DatabaseWorkerKind kind, Oid database,
 									   BackgroundWorkerHandle **handle);
+extern void tlbf_report_running(const char *activity);
+extern void tlbf_report_idle(void);
 
 /* launcher.c */
 extern void tlbf_register_launcher(void);

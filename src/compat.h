@@ -14,6 +14,7 @@
 
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "utils/wait_event.h"
 
 /* 16 moved the varlena macros (VARSIZE, VARDATA, ...) out of postgres.h */
 #if PG_VERSION_NUM >= 160000
@@ -50,5 +51,24 @@
 #else
 #define tlbf_finish_tupdesc(desc)	((void) 0)
 #endif
+
+/*
+ * 17 lets an extension name its own wait events: pg_stat_activity shows
+ * the name, with wait_event_type 'Extension'.  Before, every extension's
+ * waits are the one event 'Extension'.  Naming one looks it up (or adds
+ * it) in shared memory under a lock, so the id is kept in '*cache', which
+ * starts as 0 (no event id is 0).
+ */
+static inline uint32
+tlbf_wait_event(uint32 *cache, const char *name)
+{
+#if PG_VERSION_NUM >= 170000
+	if (*cache == 0)
+		*cache = WaitEventExtensionNew(name);
+	return *cache;
+#else
+	return PG_WAIT_EXTENSION;
+#endif
+}
 
 #endif							/* TLBF_COMPAT_H */

@@ -22,7 +22,9 @@
  *
  * It handles SIGHUP and SIGTERM, processes interrupts and barriers
  * whenever it wakes, and exits with status 1 so that the postmaster starts
- * it again: after a crash, or after pg_terminate_backend().
+ * it again: after a crash, or after pg_terminate_backend().  Between rounds
+ * it waits on the wait event TlbfLauncherMain, and on TlbfWorkerConnect
+ * while a worker it started connects (compat.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -72,6 +74,10 @@ static TimestampTz last_no_slot_report = 0;
 
 /* The tlbf.naptime the timetables were made with. */
 static int	scheduled_naptime = 0;
+
+/* The launcher's wait events (compat.h), once named. */
+static uint32 main_wait_event = 0;
+static uint32 connect_wait_event = 0;
 
 void
 tlbf_register_launcher(void)
@@ -174,8 +180,8 @@ wait_until_connected(BackgroundWorkerHandle *handle, Oid database)
 		proc = BackendPidGetProc(pid);
 		if (proc != NULL && proc->databaseId == database)
 			return;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
+						 tlbf_wait_event(&connect_wait_event, "TlbfWorkerConnect"));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -215,7 +221,13 @@ start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **han
 	MemoryContext caller = CurrentMemoryContext;
 	BackgroundWorkerHandle *started;
 	bool		slot = true;
+	char	   *activity = psprintf("%s: starting a %s worker in database %u",
+									LAUNCHER_NAME,
+									kind == MAINTENANCE_WORKER ? "maintenance" : "snapshot",
+									database);
 
+	tlbf_report_running(activity);
+	pfree(activity);
 	StartTransactionCommand();
 	if (ConditionalLockRelationOid(DatabaseRelationId, ShareLock) &&
 		database_connectable(database))
@@ -407,9 +419,10 @@ tlbf_launcher_main(Datum arg)
 		wake = run_round();
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(round);
+		tlbf_report_idle();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Max(TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake), 1),
-						 PG_WAIT_EXTENSION);
+						 tlbf_wait_event(&main_wait_event, "TlbfLauncherMain"));
 		ResetLatch(MyLatch);
 	}
 	/* status 1: the postmaster starts us again unless it is shutting down */

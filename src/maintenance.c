@@ -452,6 +452,26 @@ maintain_shards(const Pass *pass, Registration *r)
 	end_step(pass);
 }
 
+/*
+ * Tell whoever runs the pass which column it works on now, if they ask.
+ * No lock is held on the table yet: a table dropped meanwhile goes untold.
+ */
+static void
+say_working_on(const Pass *pass, const Registration *r)
+{
+	char	   *schema;
+	char	   *table;
+
+	if (pass->control->working_on == NULL)
+		return;
+	schema = get_namespace_name(get_rel_namespace(r->relid));
+	table = get_rel_name(r->relid);
+	if (schema != NULL && table != NULL)
+		pass->control->working_on(psprintf("%s.%s",
+										   quote_qualified_identifier(schema, table),
+										   quote_identifier(r->column)));
+}
+
 /* Every batch of one registered column, then its record. */
 static void
 maintain_column(const Pass *pass, Registration *r)
@@ -473,6 +493,7 @@ maintain_column(const Pass *pass, Registration *r)
 		end_step(pass);
 		return;
 	}
+	say_working_on(pass, r);
 	if (tlbf_citus_is_distributed(r->relid, &replication))
 	{
 		if (replication != 's')
@@ -653,7 +674,11 @@ tlbf_maintenance_pass(const PassControl *control, MemoryContext context)
 
 	/* and the shared filters of this database, when the server has them */
 	if (tlbf_directory_available())
+	{
+		if (control->working_on)
+			control->working_on("shared filters");
 		tlbf_store_retire(GetCurrentTimestamp());
+	}
 	return registrations;
 }
 
@@ -665,7 +690,7 @@ Datum
 tlbf_maintenance_run(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	PassControl control = {false, NULL, NULL, NULL, NULL};
+	PassControl control = {false, NULL, NULL, NULL, NULL, NULL};
 	List	   *registrations;
 	ListCell   *cell;
 

@@ -30,6 +30,12 @@
  * (CHECK_FOR_INTERRUPTS) whenever they wake, and leave when the postmaster
  * dies.  A database's own settings are overridden (override_database_settings).
  *
+ * pg_stat_activity shows what each does (tlbf_report_running): its query
+ * is "tlbf maintenance: schema.table.column" while a pass works on that
+ * column, "tlbf snapshots: save" while shared filters are saved; idle, the
+ * snapshot worker waits on the wait event TlbfSnapshotsMain (on 17 and
+ * later; before, every extension's wait is 'Extension').
+ *
  *-------------------------------------------------------------------------
  */
 #include "background.h"
@@ -69,6 +75,12 @@ static bool lost_database_lock = false;
 /* Is a maintenance worker running a batch (a table owner's code)? */
 static volatile sig_atomic_t in_batch = false;
 
+/* The snapshot worker's wait event between rounds (compat.h), once named. */
+static uint32 snapshots_wait_event = 0;
+
+/* Does pg_stat_activity show this process at work (see tlbf_report_idle)? */
+static bool reported_running = true;
+
 PGDLLEXPORT void tlbf_maintenance_main(Datum arg);
 PGDLLEXPORT void tlbf_snapshots_main(Datum arg);
 
@@ -93,6 +105,33 @@ tlbf_start_database_worker(DatabaseWorkerKind kind, Oid database,
 	worker.bgw_main_arg = ObjectIdGetDatum(database);
 	worker.bgw_notify_pid = MyProcPid;
 	return RegisterDynamicBackgroundWorker(&worker, handle);
+}
+
+/*
+ * Show in pg_stat_activity what this process (a worker or the launcher)
+ * does now: 'activity' as its query, state active, query_start now.  Only
+ * names of tables and columns, never what they hold.
+ */
+void
+tlbf_report_running(const char *activity)
+{
+	SetCurrentStatementStartTimestamp();
+	pgstat_report_activity(STATE_RUNNING, activity);
+	reported_running = true;
+}
+
+/*
+ * Show it idle (with its last activity as its query, as a client's session
+ * shows its last statement).  Only after some work, so that state_change
+ * says when the work ended, not when the process last woke up.
+ */
+void
+tlbf_report_idle(void)
+{
+	if (!reported_running)
+		return;
+	pgstat_report_activity(STATE_IDLE, NULL);
+	reported_running = false;
 }
 
 /* The lock tag of this database (a shared object). */
@@ -282,12 +321,30 @@ leave(void)
 	proc_exit(0);
 }
 
+/* A pass says which column it works on: "tlbf maintenance: public.t.f". */
+static void
+maintenance_working_on(const char *what)
+{
+	char	   *activity = psprintf("%s: %s", MAINTENANCE_NAME, what);
+
+	tlbf_report_running(activity);
+	pfree(activity);
+}
+
 void
 tlbf_maintenance_main(Datum arg)
 {
-	PassControl control = {true, should_leave, batch_starts, batch_ends, relock_database};
+	PassControl control = {
+		.own_transactions = true,
+		.should_stop = should_leave,
+		.batch_starts = batch_starts,
+		.batch_ends = batch_ends,
+		.after_abort = relock_database,
+		.working_on = maintenance_working_on,
+	};
 
 	start_in_database(arg, MAINTENANCE_NAME);
+	tlbf_report_running(MAINTENANCE_NAME);
 	(void) tlbf_maintenance_pass(&control,
 								 AllocSetContextCreate(TopMemoryContext, "tlbf maintenance pass",
 													   ALLOCSET_DEFAULT_SIZES));
@@ -304,6 +361,7 @@ save_shared_filters(MemoryContext context)
 	List	   *acks = NIL;
 	TimestampTz start = GetCurrentTimestamp();
 
+	tlbf_report_running(SNAPSHOT_NAME ": save");
 	PG_TRY();
 	{
 		SetCurrentStatementStartTimestamp();
@@ -384,14 +442,17 @@ tlbf_snapshots_main(Datum arg)
 		}
 		if (now >= next_retire)
 		{
+			tlbf_report_running(SNAPSHOT_NAME ": retire expired slices");
 			tlbf_store_retire(now);
 			next_retire = TimestampTzPlusMilliseconds(now, tlbf_naptime * 1000L);
 		}
 		MemoryContextReset(round);
+		tlbf_report_idle();
 		sleep_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
 												   Min(next_save, next_retire));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(Max(sleep_ms, 1), YIELD_CHECK_MS), PG_WAIT_EXTENSION);
+						 Min(Max(sleep_ms, 1), YIELD_CHECK_MS),
+						 tlbf_wait_event(&snapshots_wait_event, "TlbfSnapshotsMain"));
 		ResetLatch(MyLatch);
 	}
 	/* a clean stop: what changed since the last save is saved now */

@@ -1,0 +1,110 @@
+# What pg_stat_activity says about tlbf's background processes (issue 28,
+# item 5).
+#
+# - A maintenance worker shows the column its pass works on as its query,
+#   state active: "tlbf maintenance: public.visits_f.f".  The table has a
+#   trigger that waits for an advisory lock the test holds, so the pass
+#   stays in that table (waiting on the lock) until the test lets it go;
+#   then the pass finishes the table.
+# - A pass by hand (tlbf_maintenance_run) leaves the caller's query alone.
+# - Idle, the launcher waits with wait_event_type 'Extension' on
+#   TlbfLauncherMain, its query saying which worker it last started; the
+#   snapshot worker on TlbfSnapshotsMain, its query "tlbf snapshots: save"
+#   (a naptime of an hour leaves only saves to do).  Before PostgreSQL 17
+#   an extension cannot name its waits: both events are 'Extension' there.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('activity');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'tlbf'
+tlbf.naptime = 1
+tlbf.snapshot_interval = 1
+});
+$node->start;
+
+my $named = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
+my %event = $named
+  ? (launcher => 'TlbfLauncherMain', snapshots => 'TlbfSnapshotsMain')
+  : (launcher => 'Extension', snapshots => 'Extension');
+
+# ---- a maintenance pass at work --------------------------------------------
+my $holder = $node->background_psql('postgres');
+$holder->set_query_timer_restart();    # its next query may come much later
+$holder->query_safe('SELECT pg_advisory_lock(25)');
+
+# 300 filters with only expired slices; each row the pass rewrites waits
+# for the advisory lock (the trigger runs as the table's owner).
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION tlbf;
+	CREATE TABLE visits_f (id int, f tlbf);
+	INSERT INTO visits_f
+	SELECT i, tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour')
+	FROM generate_series(1, 300) i;
+	CREATE FUNCTION wait_for_the_test() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM pg_catalog.pg_advisory_xact_lock_shared(25);
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER wait_for_the_test BEFORE UPDATE ON visits_f
+		FOR EACH ROW EXECUTE FUNCTION wait_for_the_test();
+	SELECT tlbf_maintain('visits_f', 'f');
+});
+
+ok($node->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE backend_type = 'tlbf maintenance' AND datname = 'postgres'
+		  AND state = 'active' AND query = 'tlbf maintenance: public.visits_f.f'
+		  AND wait_event_type = 'Lock' AND wait_event = 'advisory'}),
+	'a maintenance worker in the table\'s trigger shows the column it works on');
+
+$holder->query_safe('SELECT pg_advisory_unlock(25)');
+$holder->quit;
+ok($node->poll_query_until('postgres', 'SELECT count(*) = 0 FROM visits_f WHERE tlbf_retirable(f)'),
+	'let go, the pass finishes the table');
+
+# ---- a pass by hand is the caller's own statement --------------------------
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION my_query_after_a_pass() RETURNS text LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM count(*) FROM tlbf_maintenance_run();
+		RETURN (SELECT query FROM pg_stat_activity WHERE pid = pg_backend_pid());
+	END $$;
+});
+is($node->safe_psql('postgres', 'SELECT my_query_after_a_pass()'),
+	'SELECT my_query_after_a_pass()',
+	'a pass by hand leaves the caller\'s query in pg_stat_activity alone');
+
+# ---- idle waits --------------------------------------------------------------
+ok($node->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE backend_type = 'tlbf launcher' AND state = 'idle'
+		  AND wait_event_type = 'Extension' AND wait_event = '$event{launcher}'
+		  AND query ~ '^tlbf launcher: starting a (maintenance|snapshot) worker in database [0-9]+\$'}),
+	"the idle launcher waits on $event{launcher}");
+
+# From now on the snapshot worker only saves (its first round retires).
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM SET tlbf.naptime = 3600;
+	SELECT pg_reload_conf();
+	SELECT tlbf_shared_create('visits_shared', '1 hour', 0.01, 1000);
+	SELECT tlbf_shared_add('visits_shared', 1);
+});
+ok($node->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE backend_type = 'tlbf snapshots' AND datname = 'postgres' AND state = 'idle'
+		  AND wait_event_type = 'Extension' AND wait_event = '$event{snapshots}'
+		  AND query = 'tlbf snapshots: save'}),
+	"the idle snapshot worker waits on $event{snapshots}, after a save");
+ok($node->poll_query_until('postgres', q{
+		SELECT NOT (info->>'unsaved_changes')::boolean FROM tlbf_shared_list()
+		WHERE name = 'visits_shared'}),
+	'... and the shared filter was saved');
+
+$node->stop;
+done_testing();
