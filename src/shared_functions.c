@@ -59,21 +59,12 @@ tlbf_shared_create(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
 	TlbfParams	params;
-	TlbfProblem problem;
-	int64		capacity = PG_GETARG_INT64(3);
 
 	PreventCommandDuringRecovery("tlbf_shared_create()");
-	params.span = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(1), "span");
-	params.error_rate = PG_GETARG_FLOAT8(2);
-	params.capacity = capacity < 1 ? 0 : (uint64) capacity;
-	params.k = 0;
-	params.l = 0;
-	params.seed = TLBF_DEFAULT_SEED;
-	if (!tlbf_check_params(&params, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
+	/* (STRICT: none is NULL) */
+	(void) tlbf_params_from_args(fcinfo, 1, 3, &params);
+	tlbf_params_check(&params);
+	/* the store checks its size against the pool (not tlbf.max_filter_bytes) */
 	tlbf_store_create(name, &params);
 	PG_RETURN_VOID();
 }
