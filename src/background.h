@@ -10,6 +10,7 @@
 #define TLBF_BACKGROUND_H
 
 #include "tlbf_pg.h"
+#include "shared_directory.h"	/* the launcher and the workers ask it */
 
 #include "postmaster/bgworker.h"
 

@@ -6,6 +6,7 @@
  *-------------------------------------------------------------------------
  */
 #include "background.h"
+#include "shared_directory.h"
 #include "shared_store.h"
 
 #include "miscadmin.h"

@@ -652,7 +652,7 @@ tlbf_maintenance_pass(const PassControl *control, MemoryContext context)
 	}
 
 	/* and the shared filters of this database, when the server has them */
-	if (tlbf_directory_available())
+	if (tlbf_store_available())
 		tlbf_store_retire(GetCurrentTimestamp());
 	return registrations;
 }

@@ -36,6 +36,10 @@ extern int	tlbf_snapshot_interval;
 extern int	tlbf_cache_memory;
 extern int	tlbf_max_future;
 
+/* guc.c defines these two, shared_directory.c holds them */
+extern int	tlbf_shared_memory;
+extern int	tlbf_max_shared_filters;
+
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted
  * copies of TOASTed filter arguments (value_cache.c), so that a filter
