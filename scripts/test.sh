@@ -11,6 +11,9 @@ scripts/deps.sh
 echo "== META.json, LICENSE and the changelogs against tlbf.control"
 scripts/test_meta.sh
 
+echo "== the layers of docs/server.md: the SQL functions reach shared memory through the store"
+scripts/check_layers.sh
+
 scripts/build.sh
 
 echo "== the build compiles again for another PostgreSQL or a changed header"

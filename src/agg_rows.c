@@ -30,17 +30,6 @@
 
 #define ROW_STREAM_FIRST_BYTES 8192
 
-void
-tlbf_agg_params(TlbfParams *params, int64 span, double error_rate)
-{
-	params->span = span;
-	params->error_rate = error_rate;
-	params->capacity = TLBF_DEFAULT_CAPACITY;
-	params->k = 0;
-	params->l = 0;
-	params->seed = TLBF_DEFAULT_SEED;
-}
-
 /*
  * The capacity of the filter an aggregate builds from 'rows' rows whose
  * times run from 'oldest' to 'newest': the keys one span holds at their
@@ -486,7 +475,7 @@ tlbf_agg_new_filter(const TlbfParams *params, TlbfKeys keys, TlbfMemory *memory,
 	TlbfParams	checked = *params;
 	Tlbf	   *f;
 
-	tlbf_check_create_params(&checked);
+	tlbf_params_check_value(&checked);
 	f = MemoryContextAlloc(context, sizeof(Tlbf));
 	tlbf_init(f, &checked);
 	tlbf_record_keys(f, keys);

@@ -62,8 +62,7 @@ typedef struct RowLog
 	Size		chunk_allocated;
 } RowLog;
 
-/* Parameters of a filter an aggregate builds (span and error rate given). */
-extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
+/* The capacity of an aggregate's filter (its parameters: filter_params.c). */
 extern uint64 tlbf_agg_capacity(uint64 rows, TlbfTime oldest, TlbfTime newest, int64 span);
 
 extern RowStream *row_stream_create(MemoryContext parent, TlbfRowKind kind,

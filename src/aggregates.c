@@ -189,13 +189,12 @@ copy_in(const Tlbf *f, MemoryContext context)
 static void
 first_row_params(FunctionCallInfo fcinfo, TlbfParams *params, TlbfTime *slack)
 {
-	if (PG_ARGISNULL(3) || (PG_NARGS() > 4 && PG_ARGISNULL(4)))
+	/* (state, item, at, span [, error_rate]) */
+	if (!tlbf_params_from_args(fcinfo, 3, PG_NARGS() > 4 ? 2 : 1, params))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("tlbf_agg's span and error_rate must not be NULL")));
-	tlbf_agg_params(params, tlbf_interval_usecs(PG_GETARG_INTERVAL_P(3), "span"),
-					PG_NARGS() > 4 ? PG_GETARG_FLOAT8(4) : TLBF_DEFAULT_ERROR_RATE);
-	tlbf_check_create_params(params);	/* sets k and l */
+	tlbf_params_check_value(params);	/* sets k and l */
 	*slack = params->span / params->l;
 }
 

@@ -21,40 +21,6 @@ PG_FUNCTION_INFO_V1(tlbf_contains_now);
 PG_FUNCTION_INFO_V1(tlbf_retire);
 PG_FUNCTION_INFO_V1(tlbf_retirable);
 
-/* An optional int argument: NULL is 0 ("choose"), and 0 itself is invalid. */
-static int
-optional_count(FunctionCallInfo fcinfo, int argno)
-{
-	int32		value;
-
-	if (PG_ARGISNULL(argno))
-		return 0;
-	value = PG_GETARG_INT32(argno);
-	return value < 1 ? -1 : value;
-}
-
-/*
- * Check what tlbf_create or tlbf_agg was asked for (choosing k and l if
- * they are 0), and that the filter's first slices fit under the size cap.
- */
-void
-tlbf_check_create_params(TlbfParams *params)
-{
-	TlbfProblem problem;
-
-	if (!tlbf_check_params(params, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
-	if (tlbf_first_generation_bytes(params) > tlbf_filter_bytes_cap())
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%zu bytes)",
-						tlbf_filter_bytes_cap()),
-				 errhint("Raise tlbf.max_filter_bytes or lower the capacity; the filter grows as keys arrive.")));
-}
-
 /*
  * tlbf_create(span, error_rate, capacity, k, l): an empty filter.  NULL
  * span, error_rate or capacity give NULL; NULL k and l are chosen from
@@ -65,19 +31,10 @@ tlbf_create(PG_FUNCTION_ARGS)
 {
 	TlbfParams	params;
 	Tlbf	   *f;
-	int64		capacity;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	if (!tlbf_params_from_args(fcinfo, 0, 5, &params))
 		PG_RETURN_NULL();
-
-	params.span = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(0), "span");
-	params.error_rate = PG_GETARG_FLOAT8(1);
-	capacity = PG_GETARG_INT64(2);
-	params.capacity = capacity < 1 ? 0 : (uint64) capacity;
-	params.k = optional_count(fcinfo, 3);
-	params.l = optional_count(fcinfo, 4);
-	params.seed = TLBF_DEFAULT_SEED;
-	tlbf_check_create_params(&params);
+	tlbf_params_check_value(&params);
 
 	f = palloc(sizeof(Tlbf));
 	tlbf_init(f, &params);

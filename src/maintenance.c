@@ -673,7 +673,7 @@ tlbf_maintenance_pass(const PassControl *control, MemoryContext context)
 	}
 
 	/* and the shared filters of this database, when the server has them */
-	if (tlbf_directory_available())
+	if (tlbf_store_available())
 	{
 		if (control->working_on)
 			control->working_on("shared filters");

@@ -8,7 +8,6 @@
  *-------------------------------------------------------------------------
  */
 #include "background.h"
-#include "shared_directory.h"
 
 #include "utils/guc.h"
 

@@ -10,18 +10,9 @@
 #ifndef TLBF_SHARED_DIRECTORY_H
 #define TLBF_SHARED_DIRECTORY_H
 
-#include "tlbf_pg.h"
+#include "shared_ref.h"
 
 #include "storage/latch.h"
-#include "storage/lwlock.h"
-
-/* A filter opened for use: the directory and filter locks are held. */
-typedef struct SharedFilterRef
-{
-	int			slot;
-	Tlbf	   *filter;			/* in shared memory */
-	LWLockMode	mode;
-} SharedFilterRef;
 
 /* One filter as it was at a moment, to save it and acknowledge the save. */
 typedef struct SharedFilterId
@@ -40,10 +31,6 @@ typedef enum InstallResult
 	INSTALL_NO_ROOM,			/* no free region of its size in the pool */
 	INSTALL_STALE				/* a filter was dropped since the caller looked */
 } InstallResult;
-
-/* settings (settings.c defines them) */
-extern int	tlbf_shared_memory;
-extern int	tlbf_max_shared_filters;
 
 extern void tlbf_directory_init(void);
 extern bool tlbf_directory_available(void);

@@ -41,7 +41,7 @@ filter_name(FunctionCallInfo fcinfo, int argno)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 
-	tlbf_directory_require();
+	tlbf_store_require();
 	if (name[0] == '\0' || strlen(name) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
@@ -59,21 +59,12 @@ tlbf_shared_create(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
 	TlbfParams	params;
-	TlbfProblem problem;
-	int64		capacity = PG_GETARG_INT64(3);
 
 	PreventCommandDuringRecovery("tlbf_shared_create()");
-	params.span = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(1), "span");
-	params.error_rate = PG_GETARG_FLOAT8(2);
-	params.capacity = capacity < 1 ? 0 : (uint64) capacity;
-	params.k = 0;
-	params.l = 0;
-	params.seed = TLBF_DEFAULT_SEED;
-	if (!tlbf_check_params(&params, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
+	/* (STRICT: none is NULL) */
+	(void) tlbf_params_from_args(fcinfo, 1, 3, &params);
+	tlbf_params_check(&params);
+	/* the store checks its size against the pool (not tlbf.max_filter_bytes) */
 	tlbf_store_create(name, &params);
 	PG_RETURN_VOID();
 }
@@ -96,21 +87,9 @@ tlbf_shared_drop(PG_FUNCTION_ARGS)
 Datum
 tlbf_shared_adopt(PG_FUNCTION_ARGS)
 {
-	tlbf_directory_require();
+	tlbf_store_require();
 	PreventCommandDuringRecovery("tlbf_shared_adopt()");
 	PG_RETURN_INT64(tlbf_store_adopt());
-}
-
-/* A shared filter's region grows within the pool (TlbfMemory.resize). */
-static void *
-grow_in_pool(TlbfMemory *memory, void *buffer, size_t size)
-{
-	SharedFilterRef *ref = memory->context;
-	Tlbf	   *moved = tlbf_directory_grow(ref, size);
-
-	if (moved != NULL)
-		memory->allocated = tlbf_directory_region(ref);
-	return moved;
 }
 
 /*
@@ -127,10 +106,7 @@ insert_locked(SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *time
 	TlbfMemory	memory;
 	TlbfStatus	status = TLBF_OK;
 
-	memory.resize = grow_in_pool;
-	memory.context = ref;
-	memory.allocated = tlbf_directory_region(ref);
-	memory.max_bytes = tlbf_directory_max_region();
+	tlbf_store_filter_memory(ref, &memory);
 	for (int i = 0; i < n && status == TLBF_OK; i++)
 	{
 		status = tlbf_insert(&ref->filter, &memory, hashes[i], times[i]);
@@ -143,7 +119,7 @@ insert_locked(SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *time
 			status = tlbf_insert(&ref->filter, &fixed, hashes[i], times[i]);
 		}
 	}
-	tlbf_directory_count_change(ref);
+	tlbf_store_count_change(ref);
 	return status;
 }
 
@@ -228,7 +204,7 @@ test_and_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times,
 	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
 	if (!hashed_as_filter(ref.filter, basis, guess))
 	{
-		tlbf_directory_close(&ref);
+		tlbf_store_close(&ref);
 		return false;
 	}
 	truncated_before = ref.filter->truncated;
@@ -244,10 +220,10 @@ test_and_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times,
 		status = insert_locked(&ref, hashes, times, n, when_full);
 	}
 	truncated_after = ref.filter->truncated;
-	region = tlbf_directory_region(&ref);
+	region = tlbf_store_region(&ref);
 	guess->keys = tlbf_keys_of(ref.filter);
 	guess->holds_keys = ref.filter->inserted > 0;
-	tlbf_directory_close(&ref);
+	tlbf_store_close(&ref);
 
 	report_full(name, status, truncated_before, truncated_after, region);
 	return true;
@@ -339,7 +315,7 @@ static void
 close_after_reading(SharedFilterRef *ref, bool from_saved)
 {
 	if (!from_saved)
-		tlbf_directory_close(ref);
+		tlbf_store_close(ref);
 }
 
 /*
@@ -481,36 +457,24 @@ Datum
 tlbf_shared_list(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *filters;
 	ListCell   *cell;
 
-	tlbf_directory_require();
+	tlbf_store_require();
 	InitMaterializedSRF(fcinfo, 0);
 	if (RecoveryInProgress())
+		filters = tlbf_store_saved_filters();
+	else
 	{
-		foreach(cell, tlbf_store_saved_filters())
-		{
-			SavedFilter *saved = lfirst(cell);
-
-			list_row(rsinfo, saved->name, saved->filter, saved->region, false);
-		}
-		return (Datum) 0;
+		/* e.g. after pg_restore; ERROR for a filter that cannot be loaded */
+		tlbf_store_load();
+		filters = tlbf_store_copies();
 	}
-	/* e.g. after pg_restore; ERROR for a filter that cannot be loaded */
-	tlbf_store_load();
-	foreach(cell, tlbf_directory_names())
+	foreach(cell, filters)
 	{
-		SharedFilterRef ref;
-		Tlbf	   *copy;
-		Size		region;
-		bool		unsaved;
+		SavedFilter *f = lfirst(cell);
 
-		if (!tlbf_directory_open(lfirst(cell), LW_SHARED, &ref))
-			continue;
-		copy = copy_of(ref.filter);
-		region = tlbf_directory_region(&ref);
-		unsaved = tlbf_directory_unsaved(&ref);
-		tlbf_directory_close(&ref);
-		list_row(rsinfo, lfirst(cell), copy, region, unsaved);
+		list_row(rsinfo, f->name, f->filter, f->region, f->unsaved);
 	}
 	return (Datum) 0;
 }

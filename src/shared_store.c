@@ -59,6 +59,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "safe_sql.h"
+#include "shared_directory.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -217,6 +218,7 @@ read_row(HeapTuple tuple, TupleDesc desc, bool stamped, bool skip_held,
 	UnloadedWhy why;
 	Oid			written_by;
 
+	saved->unsaved = false;
 	if (isnull)
 	{
 		report_bad_row("", "It has no name.");
@@ -420,7 +422,8 @@ tlbf_store_load(void)
 
 /*
  * Open filter 'name' of this database, loading it from its saved copy if
- * shared memory does not hold it yet; ERROR if there is none.
+ * shared memory does not hold it yet; ERROR if there is none.  Close it
+ * with tlbf_store_close.
  */
 void
 tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
@@ -439,6 +442,107 @@ tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
 				 tlbf_citus_installed() ?
 				 errhint("Create it with tlbf_shared_create().  On a Citus cluster each node has its own shared filters: create it on every node that uses it (run_command_on_workers).") :
 				 errhint("Create it with tlbf_shared_create(); tlbf_shared_list() shows the filters of this database.")));
+}
+
+/*
+ * The SQL functions' way to the directory, which they never call
+ * themselves (docs/server.md, Layers).  From tlbf_store_open to
+ * tlbf_store_close the caller holds the directory's and the filter's
+ * LWLocks, so it must not access a catalog or wait for a heavyweight
+ * lock; the functions below that take an open filter only call the
+ * directory, which does neither.
+ */
+
+/* Is the library preloaded, with its shared memory? */
+bool
+tlbf_store_available(void)
+{
+	return tlbf_directory_available();
+}
+
+/* ERROR, saying what to do, if the library was not preloaded. */
+void
+tlbf_store_require(void)
+{
+	tlbf_directory_require();
+}
+
+void
+tlbf_store_close(SharedFilterRef *ref)
+{
+	tlbf_directory_close(ref);
+}
+
+/* The bytes of the pool the open filter may fill before it must move. */
+Size
+tlbf_store_region(const SharedFilterRef *ref)
+{
+	return tlbf_directory_region(ref);
+}
+
+/* A shared filter's region grows within the pool (TlbfMemory.resize). */
+static void *
+grow_in_pool(TlbfMemory *memory, void *buffer, size_t size)
+{
+	SharedFilterRef *ref = memory->context;
+	Tlbf	   *moved = tlbf_directory_grow(ref, size);
+
+	if (moved != NULL)
+		memory->allocated = tlbf_directory_region(ref);
+	return moved;
+}
+
+/*
+ * Memory for the core to insert into the filter 'ref' holds exclusively:
+ * its region, moved to a larger one while the pool has room (NULL from
+ * resize when it has none: the core then changes nothing).
+ */
+void
+tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory)
+{
+	memory->resize = grow_in_pool;
+	memory->context = ref;
+	memory->allocated = tlbf_directory_region(ref);
+	memory->max_bytes = tlbf_directory_max_region();
+}
+
+/* The open filter changed (held exclusively): the snapshot worker saves it. */
+void
+tlbf_store_count_change(SharedFilterRef *ref)
+{
+	tlbf_directory_count_change(ref);
+}
+
+/*
+ * Copies of this database's filters that shared memory holds and this
+ * transaction sees, each taken under its shared lock, with its region and
+ * whether it changed since it was saved.  Loads nothing: call
+ * tlbf_store_load first for the saved ones.
+ */
+List *
+tlbf_store_copies(void)
+{
+	List	   *copies = NIL;
+	ListCell   *cell;
+
+	foreach(cell, tlbf_directory_names())
+	{
+		SharedFilterRef ref;
+		SavedFilter *copy;
+
+		if (!tlbf_directory_open(lfirst(cell), LW_SHARED, &ref))
+			continue;
+		copy = palloc(sizeof(SavedFilter));
+		copy->name = lfirst(cell);
+		copy->filter = palloc(tlbf_size(ref.filter));
+		memcpy(copy->filter, ref.filter, tlbf_size(ref.filter));
+		tlbf_set_length(copy->filter);
+		copy->region = tlbf_directory_region(&ref);
+		copy->unsaved = tlbf_directory_unsaved(&ref);
+		tlbf_directory_close(&ref);
+		copies = lappend(copies, copy);
+	}
+	return copies;
 }
 
 /*

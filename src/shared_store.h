@@ -4,15 +4,29 @@
  *	  Named filters as SQL sees them: created, dropped, opened, saved to the
  *	  snapshot table and loaded back, transactionally and per database.
  *
+ * The SQL functions reach shared memory only through these: a filter
+ * opened here is read, grown and closed here too.  This header does not
+ * include the directory's (shared_directory.h); scripts/check_layers.sh
+ * keeps it so.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef TLBF_SHARED_STORE_H
 #define TLBF_SHARED_STORE_H
 
-#include "shared_directory.h"
+#include "shared_ref.h"
 
 extern void tlbf_store_init(void);
+extern bool tlbf_store_available(void);
+extern void tlbf_store_require(void);
+
+/* A filter in use: between open and close, no catalog access, no waiting */
 extern void tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *ref);
+extern void tlbf_store_close(SharedFilterRef *ref);
+extern Size tlbf_store_region(const SharedFilterRef *ref);
+extern void tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory);
+extern void tlbf_store_count_change(SharedFilterRef *ref);
+
 extern void tlbf_store_create(const char *name, const TlbfParams *params);
 extern void tlbf_store_drop(const char *name);
 extern void tlbf_store_load(void);
@@ -21,14 +35,19 @@ extern int	tlbf_store_save(MemoryContext ack_context, List **acks);
 extern void tlbf_store_acknowledge(List *acks);
 extern void tlbf_store_retire(TimestampTz now);
 
-/* What a standby reads instead: the copies the primary saved. */
+/*
+ * A copy of a filter: one the primary saved (what a standby reads), or
+ * one of shared memory (tlbf_store_copies).
+ */
 typedef struct SavedFilter
 {
 	char	   *name;
 	Tlbf	   *filter;
 	Size		region;
+	bool		unsaved;		/* changed since it was last saved */
 } SavedFilter;
 
+extern List *tlbf_store_copies(void);
 extern Tlbf *tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name);
 extern List *tlbf_store_saved_filters(void);
 

@@ -248,7 +248,7 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("tlbf_reject_recent must be called by a BEFORE INSERT ... FOR EACH ROW trigger")));
 
-	tlbf_directory_require();
+	tlbf_store_require();
 	plan = plan_for(fcinfo, data);
 	desc = RelationGetDescr(data->tg_relation);
 	row_key(plan, data->tg_trigtuple, desc, &key);

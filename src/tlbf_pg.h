@@ -20,7 +20,7 @@
 typedef struct ItemHasher ItemHasher;
 typedef struct KeyMatcher KeyMatcher;
 
-/* The SQL defaults of tlbf_create, also used by tlbf_agg. */
+/* The SQL defaults of tlbf_create, also used by tlbf_agg (filter_params.c). */
 #define TLBF_DEFAULT_ERROR_RATE 0.01
 #define TLBF_DEFAULT_CAPACITY	1000
 
@@ -37,6 +37,10 @@ extern int	tlbf_cache_memory;
 extern int	tlbf_max_future;
 extern void tlbf_define_settings(void);
 extern void tlbf_define_preloaded_settings(void);
+
+/* guc.c defines these two, shared_directory.c holds them */
+extern int	tlbf_shared_memory;
+extern int	tlbf_max_shared_filters;
 
 /*
  * Per-call-site state kept in fn_extra: the item hasher, and the detoasted
@@ -77,8 +81,12 @@ extern void tlbf_check_status_for(TlbfStatus status, uint64 truncated_before,
 								  const Tlbf *f, const char *limit, const char *hint);
 extern void tlbf_set_length(Tlbf *f);
 
-/* functions.c */
-extern void tlbf_check_create_params(TlbfParams *params);
+/* filter_params.c */
+extern bool tlbf_params_from_args(FunctionCallInfo fcinfo, int first, int count,
+								  TlbfParams *params);
+extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
+extern void tlbf_params_check(TlbfParams *params);
+extern void tlbf_params_check_value(TlbfParams *params);
 
 /* type_io.c */
 extern char *tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name);

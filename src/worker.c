@@ -39,6 +39,7 @@
  *-------------------------------------------------------------------------
  */
 #include "background.h"
+#include "shared_directory.h"
 
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
