@@ -13,7 +13,7 @@
  *	  - a RowSorter, a tuplesort of (time, hash), which keeps to work_mem
  *		and spills to disk, for rows in no useful order;
  *
- *	  and adding rows to a filter in time order from a merge of those.
+ *	  from which agg_build.c adds them to a filter in time order.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,29 +30,9 @@
 
 #define ROW_STREAM_FIRST_BYTES 8192
 
-/*
- * The capacity of the filter an aggregate builds from 'rows' rows whose
- * times run from 'oldest' to 'newest': the keys one span holds at their
- * average rate, all of them if they fit in one span.  Every plan knows
- * these three numbers before it builds, so every plan builds the same
- * filter.  A filter that starts from a guess far below the keys it gets
- * sizes its slices while it learns their rate, and those slices leave it
- * above its error rate for a span: 1.8x at a million keys in one span,
- * from the guess of 1,000.
- */
-uint64
-tlbf_agg_capacity(uint64 rows, TlbfTime oldest, TlbfTime newest, int64 span)
-{
-	double		capacity = (double) rows;
-	double		range = (double) newest - (double) oldest;
-
-	if (range > (double) span)
-		capacity *= (double) span / range;
-	return (uint64) Min(Max(capacity, 1.0), (double) TLBF_MAX_CAPACITY);
-}
-
+/* An empty stream of rows of 'kind', in a memory context of its own. */
 RowStream *
-row_stream_create(MemoryContext parent, TlbfRowKind kind, uint64 seed)
+tlbf_row_stream_create(MemoryContext parent, TlbfRowKind kind, uint64 seed)
 {
 	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg rows",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -68,7 +48,7 @@ row_stream_create(MemoryContext parent, TlbfRowKind kind, uint64 seed)
 
 /* Make room for one more row. */
 void
-row_stream_grow(RowStream *stream)
+tlbf_row_stream_grow(RowStream *stream)
 {
 	Size		grown = Min(2 * stream->allocated, MaxAllocSize);
 
@@ -81,7 +61,7 @@ row_stream_grow(RowStream *stream)
 }
 
 void
-row_stream_free(RowStream *stream)
+tlbf_row_stream_free(RowStream *stream)
 {
 	MemoryContextDelete(stream->context);
 }
@@ -91,7 +71,7 @@ row_stream_free(RowStream *stream)
  * stream changes.  Only a stream of at most TLBF_MAX_SENT_RUNS runs is sent.
  */
 bytea *
-row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys)
+tlbf_row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys)
 {
 	TlbfRowsHeader *header;
 	Size		runs_bytes = stream->nruns * sizeof(TlbfSentRun);
@@ -120,7 +100,7 @@ row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys)
 
 /* A cursor over the whole stream, in arrival order. */
 void
-row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
+tlbf_row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
 {
 	TlbfRowCoding start;
 
@@ -132,7 +112,7 @@ row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor)
 
 /* One's own stream, with its runs, as a received one is. */
 void
-row_stream_runs(RowStream *stream, ReceivedRows *runs)
+tlbf_row_stream_runs(RowStream *stream, ReceivedRows *runs)
 {
 	TlbfSentRows *sent = &runs->sent;
 
@@ -147,7 +127,7 @@ row_stream_runs(RowStream *stream, ReceivedRows *runs)
 
 /* Is this partial state a stream of rows (else it is a filter)? */
 bool
-row_bytes_are_stream(const bytea *bytes)
+tlbf_row_bytes_are_stream(const bytea *bytes)
 {
 	uint32		magic;
 
@@ -172,7 +152,7 @@ tlbf_agg_bad_state(const char *detail)
  * copy it into 'context'.
  */
 ReceivedRows *
-row_stream_receive(const bytea *bytes, MemoryContext context)
+tlbf_row_stream_receive(const bytea *bytes, MemoryContext context)
 {
 	ReceivedRows *received = MemoryContextAllocZero(context, sizeof(ReceivedRows));
 	TlbfSentRows *sent = &received->sent;
@@ -199,7 +179,7 @@ row_stream_receive(const bytea *bytes, MemoryContext context)
  * bytes decode, and each run ascends.
  */
 void
-row_stream_check_rows(const ReceivedRows *received)
+tlbf_row_stream_check_rows(const ReceivedRows *received)
 {
 	const TlbfSentRows *sent = &received->sent;
 
@@ -233,14 +213,14 @@ typedef struct ChunkHeader
 } ChunkHeader;
 
 RowLog *
-row_log_create(MemoryContext parent, bool may_spill, TlbfRowKind kind, uint64 seed)
+tlbf_row_log_create(MemoryContext parent, bool may_spill, TlbfRowKind kind, uint64 seed)
 {
 	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg log",
 												  ALLOCSET_SMALL_SIZES);
 	RowLog	   *log = MemoryContextAllocZero(context, sizeof(RowLog));
 
 	log->context = context;
-	log->stream = row_stream_create(context, kind, seed);
+	log->stream = tlbf_row_stream_create(context, kind, seed);
 	log->may_spill = may_spill;
 	tlbf_row_coding_init(&log->first, kind, seed);
 	return log;
@@ -289,7 +269,7 @@ write_chunk(RowLog *log)
  * write the rows to the file, or say that the log cannot hold them.
  */
 bool
-row_log_overflow(RowLog *log, Size memory_budget)
+tlbf_row_log_overflow(RowLog *log, Size memory_budget)
 {
 	if (log->file == NULL && !log->may_spill)
 		return false;
@@ -301,17 +281,17 @@ row_log_overflow(RowLog *log, Size memory_budget)
 
 /* The memory the log's rows take, before it spills. */
 Size
-row_log_memory(const RowLog *log)
+tlbf_row_log_memory(const RowLog *log)
 {
 	return log->file == NULL ? log->stream->used : 0;
 }
 
 void
-row_log_start_reading(RowLog *log)
+tlbf_row_log_start_reading(RowLog *log)
 {
 	if (log->file == NULL)
 	{
-		row_stream_cursor(log->stream, &log->cursor);
+		tlbf_row_stream_cursor(log->stream, &log->cursor);
 		return;
 	}
 	write_chunk(log);
@@ -334,7 +314,7 @@ read_exactly(BufFile *file, void *into, size_t bytes)
 
 /* A TlbfRowNext over a log, in arrival order. */
 bool
-row_log_next(void *source, TlbfRow *row)
+tlbf_row_log_next(void *source, TlbfRow *row)
 {
 	RowLog	   *log = source;
 
@@ -369,7 +349,7 @@ row_log_next(void *source, TlbfRow *row)
 }
 
 void
-row_log_free(RowLog *log)
+tlbf_row_log_free(RowLog *log)
 {
 	if (log->file != NULL)
 		BufFileClose(log->file);
@@ -389,7 +369,7 @@ struct RowSorter
  * of equal time come out in no set order.
  */
 RowSorter *
-row_sorter_begin(MemoryContext context, int memory_kb)
+tlbf_row_sorter_begin(MemoryContext context, int memory_kb)
 {
 	MemoryContext old = MemoryContextSwitchTo(context);
 	RowSorter  *sorter = palloc0(sizeof(RowSorter));
@@ -413,7 +393,7 @@ row_sorter_begin(MemoryContext context, int memory_kb)
 }
 
 void
-row_sorter_put(RowSorter *sorter, const TlbfRow *row)
+tlbf_row_sorter_put(RowSorter *sorter, const TlbfRow *row)
 {
 	TupleTableSlot *slot = sorter->in;
 
@@ -427,23 +407,23 @@ row_sorter_put(RowSorter *sorter, const TlbfRow *row)
 }
 
 void
-row_sorter_put_all(RowSorter *sorter, TlbfRowCursor *cursor)
+tlbf_row_sorter_put_all(RowSorter *sorter, TlbfRowCursor *cursor)
 {
 	TlbfRow		row;
 
 	while (tlbf_cursor_next(cursor, &row))
-		row_sorter_put(sorter, &row);
+		tlbf_row_sorter_put(sorter, &row);
 }
 
 void
-row_sorter_sort(RowSorter *sorter)
+tlbf_row_sorter_sort(RowSorter *sorter)
 {
 	tuplesort_performsort(sorter->sort);
 }
 
 /* A TlbfRowNext over a sorted RowSorter. */
 bool
-row_sorter_next(void *source, TlbfRow *row)
+tlbf_row_sorter_next(void *source, TlbfRow *row)
 {
 	RowSorter  *sorter = source;
 	TupleTableSlot *slot = sorter->out;
@@ -459,98 +439,10 @@ row_sorter_next(void *source, TlbfRow *row)
 
 /* Release the sort's memory and temporary files. */
 void
-row_sorter_end(RowSorter *sorter)
+tlbf_row_sorter_end(RowSorter *sorter)
 {
 	tuplesort_end(sorter->sort);
 	ExecDropSingleTupleTableSlot(sorter->in);
 	ExecDropSingleTupleTableSlot(sorter->out);
 	pfree(sorter);
-}
-
-/* An empty filter for the aggregate's keys, growing in 'context'. */
-Tlbf *
-tlbf_agg_new_filter(const TlbfParams *params, TlbfKeys keys, TlbfMemory *memory,
-					MemoryContext context)
-{
-	TlbfParams	checked = *params;
-	Tlbf	   *f;
-
-	tlbf_params_check_value(&checked);
-	f = MemoryContextAlloc(context, sizeof(Tlbf));
-	tlbf_init(f, &checked);
-	tlbf_record_keys(f, keys);
-	tlbf_set_length(f);
-	tlbf_memory_for(memory, f, context);
-	return f;
-}
-
-/*
- * The buffer grows by doubling (filter_args.c); when the filter has shrunk
- * to less than half of it (expired slices dropped), give the room back.  So
- * it never holds more than twice the filter's size, plus the slice a shift
- * is about to add.
- */
-static inline void
-give_back_room(Tlbf **f, TlbfMemory *memory)
-{
-	Size		size = tlbf_size(*f);
-
-	if (2 * size < memory->allocated)
-	{
-		*f = repalloc(*f, 2 * size);
-		memory->allocated = 2 * size;
-	}
-}
-
-/* Add one row. */
-void
-tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
-{
-	uint64		truncated = (*f)->truncated;
-	TlbfStatus	status = tlbf_insert(f, memory, hash, at);
-
-	tlbf_check_status(status, truncated, *f);
-	give_back_room(f, memory);
-}
-
-/* Add the oldest held row. */
-void
-held_rows_add_oldest(HeldRows *held, Tlbf **f, TlbfMemory *memory)
-{
-	const TlbfRow *row = &held->rows[held->first];
-
-	tlbf_agg_insert(f, memory, row->hash, row->at);
-	held->first = (held->first + 1) % HELD_ROWS;
-	held->n--;
-}
-
-/* Add every held row. */
-void
-held_rows_add_all(HeldRows *held, Tlbf **f, TlbfMemory *memory)
-{
-	while (held->n > 0)
-		held_rows_add_oldest(held, f, memory);
-}
-
-/* Add every row of a merge, in its (time) order, a batch at a time. */
-#define MERGED_BATCH_ROWS 1024
-
-void
-tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge)
-{
-	TlbfMergedBatch batch = {0};
-
-	batch.merge = merge;
-	batch.rows = palloc(MERGED_BATCH_ROWS * sizeof(TlbfRow));
-	batch.capacity = MERGED_BATCH_ROWS;
-	while (!batch.done)
-	{
-		uint64		truncated = (*f)->truncated;
-		TlbfStatus	status = tlbf_insert_merged_batch(f, memory, &batch);
-
-		tlbf_check_status(status, truncated, *f);
-		give_back_room(f, memory);
-		CHECK_FOR_INTERRUPTS();
-	}
-	pfree(batch.rows);
 }

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * agg_rows.h
- *	  Where tlbf_agg keeps rows it cannot add to its filter yet, and how it
- *	  adds them in time order at the end (agg_rows.c; the state machine that
- *	  uses them is aggregates.c).
+ *	  Where tlbf_agg keeps rows it cannot add to its filter yet (agg_rows.c):
+ *	  a stream of rows, a log that spills to a file, a sort.  agg_build.c adds
+ *	  them to a filter; the state machine that uses both is aggregates.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -63,82 +63,44 @@ typedef struct RowLog
 } RowLog;
 
 /* The capacity of an aggregate's filter (its parameters: filter_params.c). */
-extern uint64 tlbf_agg_capacity(uint64 rows, TlbfTime oldest, TlbfTime newest, int64 span);
 
-extern RowStream *row_stream_create(MemoryContext parent, TlbfRowKind kind,
+extern RowStream *tlbf_row_stream_create(MemoryContext parent, TlbfRowKind kind,
 									uint64 seed);
-extern void row_stream_grow(RowStream *stream);
-extern void row_stream_free(RowStream *stream);
-extern bytea *row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys);
-extern void row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
+extern void tlbf_row_stream_grow(RowStream *stream);
+extern void tlbf_row_stream_free(RowStream *stream);
+extern bytea *tlbf_row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys);
+extern void tlbf_row_stream_cursor(RowStream *stream, TlbfRowCursor *cursor);
 
-extern void row_stream_runs(RowStream *stream, ReceivedRows *runs);
-extern bool row_bytes_are_stream(const bytea *bytes);
+extern void tlbf_row_stream_runs(RowStream *stream, ReceivedRows *runs);
+extern bool tlbf_row_bytes_are_stream(const bytea *bytes);
 extern void tlbf_agg_bad_state(const char *detail);
-extern ReceivedRows *row_stream_receive(const bytea *bytes, MemoryContext context);
-extern void row_stream_check_rows(const ReceivedRows *received);
+extern ReceivedRows *tlbf_row_stream_receive(const bytea *bytes, MemoryContext context);
+extern void tlbf_row_stream_check_rows(const ReceivedRows *received);
 
-extern RowLog *row_log_create(MemoryContext parent, bool may_spill,
+extern RowLog *tlbf_row_log_create(MemoryContext parent, bool may_spill,
 							  TlbfRowKind kind, uint64 seed);
-extern bool row_log_overflow(RowLog *log, Size memory_budget);
-extern Size row_log_memory(const RowLog *log);
-extern void row_log_start_reading(RowLog *log);
-extern bool row_log_next(void *log, TlbfRow *row);
-extern void row_log_free(RowLog *log);
+extern bool tlbf_row_log_overflow(RowLog *log, Size memory_budget);
+extern Size tlbf_row_log_memory(const RowLog *log);
+extern void tlbf_row_log_start_reading(RowLog *log);
+extern bool tlbf_row_log_next(void *log, TlbfRow *row);
+extern void tlbf_row_log_free(RowLog *log);
 
-extern RowSorter *row_sorter_begin(MemoryContext context, int memory_kb);
-extern void row_sorter_put(RowSorter *sorter, const TlbfRow *row);
-extern void row_sorter_put_all(RowSorter *sorter, TlbfRowCursor *cursor);
-extern void row_sorter_sort(RowSorter *sorter);
-extern bool row_sorter_next(void *sorter, TlbfRow *row);
-extern void row_sorter_end(RowSorter *sorter);
-
-extern Tlbf *tlbf_agg_new_filter(const TlbfParams *params, TlbfKeys keys, TlbfMemory *memory,
-								 MemoryContext context);
-extern void tlbf_agg_insert(Tlbf **f, TlbfMemory *memory, TlbfHash hash, TlbfTime at);
-extern void tlbf_agg_insert_merged(Tlbf **f, TlbfMemory *memory, TlbfRowMerge *merge);
-
-/*
- * Rows added to a filter HELD_ROWS rows late, in order: each row's words
- * are prefetched when it comes and written once the rows after it have
- * come, so that the cache misses of several insertions overlap instead of
- * each insertion waiting on its k misses.  (A prefetch is a hint: when a
- * shift moves the slices in between, the insertion is still right, only
- * slower.)  Whoever reads the filter adds the held rows first.
- */
-#define HELD_ROWS 8
-
-typedef struct HeldRows
-{
-	int			n;				/* rows held, */
-	int			first;			/* oldest first, from this slot of */
-	TlbfRow		rows[HELD_ROWS];	/* a ring */
-} HeldRows;
-
-extern void held_rows_add_oldest(HeldRows *held, Tlbf **f, TlbfMemory *memory);
-extern void held_rows_add_all(HeldRows *held, Tlbf **f, TlbfMemory *memory);
-
-/* Hold 'row', adding the oldest held row if the ring is full.  Inline: a
- * serial tlbf_agg holds every row. */
-static inline void
-held_rows_push(HeldRows *held, Tlbf **f, TlbfMemory *memory, const TlbfRow *row)
-{
-	tlbf_prefetch_insert(*f, row->hash);
-	if (held->n == HELD_ROWS)
-		held_rows_add_oldest(held, f, memory);
-	held->rows[(held->first + held->n) % HELD_ROWS] = *row;
-	held->n++;
-}
+extern RowSorter *tlbf_row_sorter_begin(MemoryContext context, int memory_kb);
+extern void tlbf_row_sorter_put(RowSorter *sorter, const TlbfRow *row);
+extern void tlbf_row_sorter_put_all(RowSorter *sorter, TlbfRowCursor *cursor);
+extern void tlbf_row_sorter_sort(RowSorter *sorter);
+extern bool tlbf_row_sorter_next(void *sorter, TlbfRow *row);
+extern void tlbf_row_sorter_end(RowSorter *sorter);
 
 /*
  * Add a row; 'key' is its key if the stream's rows carry keys (else NULL).
  * Inline, with the growth apart: a serial tlbf_agg logs every row.
  */
 static inline void
-row_stream_append(RowStream *stream, const TlbfRow *row, const TlbfRowKey *key)
+tlbf_row_stream_append(RowStream *stream, const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (stream->used + TLBF_ROW_MAX_BYTES > stream->allocated)
-		row_stream_grow(stream);
+		tlbf_row_stream_grow(stream);
 	tlbf_note_run(stream->runs, &stream->nruns, TLBF_MAX_SENT_RUNS,
 				  stream->used - sizeof(TlbfRowsHeader), stream->data->nrows,
 				  &stream->coding, row->at);
@@ -157,13 +119,13 @@ row_stream_append(RowStream *stream, const TlbfRow *row, const TlbfRowKey *key)
  * drops the log.
  */
 static inline bool
-row_log_append(RowLog *log, const TlbfRow *row, const TlbfRowKey *key,
+tlbf_row_log_append(RowLog *log, const TlbfRow *row, const TlbfRowKey *key,
 			   Size memory_budget)
 {
-	row_stream_append(log->stream, row, key);
+	tlbf_row_stream_append(log->stream, row, key);
 	if (log->stream->used <= (log->file == NULL ? memory_budget : ROW_LOG_CHUNK_BYTES))
 		return true;
-	return row_log_overflow(log, memory_budget);
+	return tlbf_row_log_overflow(log, memory_budget);
 }
 
 #endif							/* TLBF_AGG_ROWS_H */

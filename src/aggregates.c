@@ -53,6 +53,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "agg_build.h"
 #include "agg_rows.h"
 #include "agg_state.h"
 
@@ -261,7 +262,7 @@ log_budget(const TlbfAggState *state)
 	Size		budget = (Size) memory_kb(state) * 1024;
 
 	if (state->first_run != NULL)
-		budget -= Min(budget, row_log_memory(state->first_run));
+		budget -= Min(budget, tlbf_row_log_memory(state->first_run));
 	return budget;
 }
 
@@ -269,7 +270,7 @@ static void
 forget_log(RowLog **log)
 {
 	if (*log != NULL)
-		row_log_free(*log);
+		tlbf_row_log_free(*log);
 	*log = NULL;
 }
 
@@ -280,7 +281,7 @@ forget_log(RowLog **log)
 static void
 start_log(TlbfAggState *state, MemoryContext context)
 {
-	state->log = row_log_create(context, true, state->row_kind, state->params.seed);
+	state->log = tlbf_row_log_create(context, true, state->row_kind, state->params.seed);
 	state->log_budget = log_budget(state);
 	state->logged = 0;
 }
@@ -289,7 +290,7 @@ start_log(TlbfAggState *state, MemoryContext context)
 static void
 add_pending(TlbfAggState *state)
 {
-	held_rows_add_all(&state->pending, &state->growing, &state->memory);
+	tlbf_held_rows_add_all(&state->pending, &state->growing, &state->memory);
 }
 
 /*
@@ -299,7 +300,7 @@ add_pending(TlbfAggState *state)
 static void
 add_in_order(TlbfAggState *state, const TlbfRow *row)
 {
-	held_rows_push(&state->pending, &state->growing, &state->memory, row);
+	tlbf_held_rows_push(&state->pending, &state->growing, &state->memory, row);
 }
 
 /*
@@ -312,7 +313,7 @@ end_state_files(Datum arg)
 	TlbfAggState *state = (TlbfAggState *) DatumGetPointer(arg);
 
 	if (state->sorter != NULL)
-		row_sorter_end(state->sorter);
+		tlbf_row_sorter_end(state->sorter);
 	state->sorter = NULL;
 	forget_log(&state->log);
 	forget_log(&state->first_run);
@@ -334,7 +335,7 @@ start_sorting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext contex
 {
 	if (fcinfo != NULL)
 		register_cleanup(state, fcinfo);
-	state->sorter = row_sorter_begin(context, memory_kb(state));
+	state->sorter = tlbf_row_sorter_begin(context, memory_kb(state));
 	state->sorted_rows = 0;
 	state->course = AGG_SORTING;
 }
@@ -342,7 +343,7 @@ start_sorting(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext contex
 static void
 sort_row(TlbfAggState *state, const TlbfRow *row)
 {
-	row_sorter_put(state->sorter, row);
+	tlbf_row_sorter_put(state->sorter, row);
 	state->sorted_rows++;
 }
 
@@ -351,8 +352,8 @@ sort_stream(TlbfAggState *state, RowStream *stream)
 {
 	TlbfRowCursor cursor;
 
-	row_stream_cursor(stream, &cursor);
-	row_sorter_put_all(state->sorter, &cursor);
+	tlbf_row_stream_cursor(stream, &cursor);
+	tlbf_row_sorter_put_all(state->sorter, &cursor);
 	state->sorted_rows += stream->data->nrows;
 }
 
@@ -364,8 +365,8 @@ sort_log(TlbfAggState *state, RowLog **log)
 
 	if (*log == NULL)
 		return;
-	row_log_start_reading(*log);
-	while (row_log_next(*log, &row))
+	tlbf_row_log_start_reading(*log);
+	while (tlbf_row_log_next(*log, &row))
 		sort_row(state, &row);
 	forget_log(log);
 }
@@ -447,7 +448,7 @@ add_direct(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 		if ((++state->logged & 1023) == 0)
 			state->log_budget = log_budget(state);
 		/* past the file's limit: the row is in the log still */
-		if (!row_log_append(state->log, row, key, state->log_budget))
+		if (!tlbf_row_log_append(state->log, row, key, state->log_budget))
 			stop_waiting(state, context, false);
 		return;
 	}
@@ -508,21 +509,21 @@ build_from_rows(TlbfAggState *state, TlbfMemory *memory, MemoryContext context,
 
 			if (log == NULL)
 				continue;
-			row_log_start_reading(log);
-			merge.next[nsources] = row_log_next;
+			tlbf_row_log_start_reading(log);
+			merge.next[nsources] = tlbf_row_log_next;
 			merge.sources[nsources++] = log;
 		}
 	if (state->sorter != NULL)
 	{
-		row_sorter_sort(state->sorter);
-		merge.next[nsources] = row_sorter_next;
+		tlbf_row_sorter_sort(state->sorter);
+		merge.next[nsources] = tlbf_row_sorter_next;
 		merge.sources[nsources++] = state->sorter;
 	}
 	if (state->sending != NULL)
 	{
 		ReceivedRows *own = palloc(sizeof(ReceivedRows));
 
-		row_stream_runs(state->sending, own);
+		tlbf_row_stream_runs(state->sending, own);
 		merge_runs(&merge, cursors, &nsources, own);
 	}
 	for (int i = 0; i < state->nreceived; i++)
@@ -598,10 +599,10 @@ settle(TlbfAggState *state, MemoryContext context)
 	state->growing = build_from_rows(state, &state->memory, context, true);
 	state->pending.n = 0;
 	if (state->sorter != NULL)
-		row_sorter_end(state->sorter);
+		tlbf_row_sorter_end(state->sorter);
 	state->sorter = NULL;
 	if (state->sending != NULL)
-		row_stream_free(state->sending);
+		tlbf_row_stream_free(state->sending);
 	state->sending = NULL;
 	for (int i = 0; i < state->nreceived; i++)
 	{
@@ -619,13 +620,13 @@ add_sending(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryContext context,
 			const TlbfRow *row, const TlbfRowKey *key)
 {
 	if (state->sending == NULL)
-		state->sending = row_stream_create(context, state->row_kind, state->params.seed);
-	row_stream_append(state->sending, row, key);
+		state->sending = tlbf_row_stream_create(context, state->row_kind, state->params.seed);
+	tlbf_row_stream_append(state->sending, row, key);
 	if (state->sending->nruns > TLBF_MAX_SENT_RUNS)
 	{
 		start_sorting(state, fcinfo, context);
 		sort_stream(state, state->sending);
-		row_stream_free(state->sending);
+		tlbf_row_stream_free(state->sending);
 		state->sending = NULL;
 	}
 	else if (state->sending->used > TLBF_MAX_SENT_BYTES)
@@ -960,9 +961,9 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 	bool		only_rows = state->nparts == 0 && state->nreceived == 0;
 
 	if (only_rows && state->course == AGG_SENDING)
-		return row_stream_bytes(state->sending, &state->params, state->keys);
+		return tlbf_row_stream_bytes(state->sending, &state->params, state->keys);
 	if (only_rows && log_is_sendable(state))
-		return row_stream_bytes(state->log->stream, &state->params, state->keys);
+		return tlbf_row_stream_bytes(state->log->stream, &state->params, state->keys);
 	if (only_rows && state->course == AGG_DIRECT && state->waiting &&
 		state->rows_seen <= TLBF_MAX_SENT_BYTES / TLBF_ROW_MAX_BYTES)
 	{
@@ -974,17 +975,17 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 	if (only_rows && state->course == AGG_SORTING &&
 		state->sorted_rows <= TLBF_MAX_SENT_BYTES / TLBF_ROW_MAX_BYTES)
 	{
-		RowStream  *sorted = row_stream_create(context, TLBF_ROWS_HASHES, state->params.seed);
+		RowStream  *sorted = tlbf_row_stream_create(context, TLBF_ROWS_HASHES, state->params.seed);
 		TlbfRow		row;
 
-		row_sorter_sort(state->sorter);
-		while (row_sorter_next(state->sorter, &row))
-			row_stream_append(sorted, &row, NULL);
-		row_sorter_end(state->sorter);
+		tlbf_row_sorter_sort(state->sorter);
+		while (tlbf_row_sorter_next(state->sorter, &row))
+			tlbf_row_stream_append(sorted, &row, NULL);
+		tlbf_row_sorter_end(state->sorter);
 		state->sorter = NULL;
 		state->sending = sorted;
 		state->course = AGG_SENDING;
-		return row_stream_bytes(state->sending, &state->params, state->keys);
+		return tlbf_row_stream_bytes(state->sending, &state->params, state->keys);
 	}
 	if (state->growing != NULL && state->nparts == 0 && state->course == AGG_DIRECT &&
 		!state->reorders && !state->waiting && state->nreceived == 0)
@@ -1015,12 +1016,12 @@ tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context, bool check
 {
 	TlbfAggState *state = new_state(context);
 
-	if (row_bytes_are_stream(bytes))
+	if (tlbf_row_bytes_are_stream(bytes))
 	{
-		ReceivedRows *received = row_stream_receive(bytes, context);
+		ReceivedRows *received = tlbf_row_stream_receive(bytes, context);
 
 		if (check_rows)
-			row_stream_check_rows(received);
+			tlbf_row_stream_check_rows(received);
 		state->params = received->params;
 		state->keys = received->sent.keys;
 		add_received(state, received, context);

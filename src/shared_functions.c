@@ -12,7 +12,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "shared_filters.h"
+#include "shared_functions.h"
 
 #include "access/xlog.h"
 #include "catalog/pg_type.h"

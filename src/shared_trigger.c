@@ -34,7 +34,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "shared_filters.h"
+#include "shared_functions.h"
 
 #include <math.h>
 

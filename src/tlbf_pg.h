@@ -38,7 +38,7 @@ extern int	tlbf_max_future;
 extern void tlbf_define_settings(void);
 extern void tlbf_define_preloaded_settings(void);
 
-/* guc.c defines these two, shared_directory.c holds them */
+/* settings.c defines these two, shared_directory.c holds them */
 extern int	tlbf_shared_memory;
 extern int	tlbf_max_shared_filters;
 
@@ -56,7 +56,7 @@ typedef struct CallCache
 {
 	KeyMatcher *matcher;
 	ValueCache *values;
-	SharedKeyGuess *shared_guess;	/* for a shared filter (shared_filters.h) */
+	SharedKeyGuess *shared_guess;	/* for a shared filter (shared_functions.h) */
 } CallCache;
 
 /* value_cache.c */

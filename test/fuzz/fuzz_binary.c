@@ -12,7 +12,7 @@
 #include "fuzz_common.h"
 #include "fuzz_exercise.h"
 
-/* functions.c, directory_of(): the prefix a TOASTed value would give. */
+/* scalar_functions.c, directory_of(): the prefix a TOASTed value would give. */
 static void
 directory_path(const uint8_t *data, size_t len, bool whole_valid)
 {

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * shared_filters.h
+ * shared_functions.h
  *	  What the SQL functions of shared filters and their trigger share.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef TLBF_SHARED_FILTERS_H
-#define TLBF_SHARED_FILTERS_H
+#ifndef TLBF_SHARED_FUNCTIONS_H
+#define TLBF_SHARED_FUNCTIONS_H
 
 #include "shared_store.h"
 
@@ -40,4 +40,4 @@ extern bool tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at,
 							   double threshold, double prior, SharedWhenFull when_full,
 							   TlbfKeys basis, SharedKeyGuess *guess, bool *is_new);
 
-#endif							/* TLBF_SHARED_FILTERS_H */
+#endif							/* TLBF_SHARED_FUNCTIONS_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * functions.c
+ * scalar_functions.c
  *	  The scalar SQL functions: create, add, contains, retire.
  *
  * Values are never modified in place: tlbf_add and tlbf_retire work on a
