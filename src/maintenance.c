@@ -129,8 +129,12 @@ static void
 write_as_owner(Oid relid, const char *query, int nargs, Oid *types, Datum *values)
 {
 	RoleSwitch	role;
+	Oid			owner = tlbf_relation_owner(relid);
 
-	tlbf_become(tlbf_relation_owner(relid), &role);
+	/* dropped since the pass began (DROP EXTENSION meanwhile): nothing to write */
+	if (!OidIsValid(owner))
+		return;
+	tlbf_become(owner, &role);
 	if (tlbf_safe_execute(query, nargs, types, values, false, 0) < 0)
 		elog(ERROR, "could not record tlbf maintenance");
 	tlbf_unbecome(&role);

@@ -170,6 +170,9 @@ push_safe_search_path(void)
 void
 tlbf_become(Oid role, RoleSwitch *saved)
 {
+	/* never act as no one: the owner looked up may have been dropped */
+	if (!OidIsValid(role))
+		elog(ERROR, "tlbf: no role to act as (was its object dropped?)");
 	GetUserIdAndSecContext(&saved->saved_user, &saved->saved_context);
 	SetUserIdAndSecContext(role, saved->saved_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
