@@ -346,7 +346,6 @@ name_taken(const char *name)
 	for (int i = 0; i < tlbf_max_shared_filters; i++)
 	{
 		SharedSlot *s = &directory->slots[i];
-
 		bool		committed;
 
 		if (s->in_use && s->database == MyDatabaseId && strcmp(s->name, name) == 0 &&
