@@ -44,6 +44,19 @@ text_column(uint64 row, int n, MemoryContext context)
 }
 
 /*
+ * Connect to SPI and read Citus's metadata with 'query' (at most 'count'
+ * rows, 0: all); the caller reads SPI_tuptable, then calls SPI_finish().
+ */
+static void
+read_metadata(const char *query, int nargs, Oid *types, Datum *values, long count)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (tlbf_safe_execute(query, nargs, types, values, true, count) != SPI_OK_SELECT)
+		elog(ERROR, "could not read Citus's metadata");
+}
+
+/*
  * The shard id a shard relation's name ends with ("clicks_102008"), or -1.
  * Citus keeps that suffix even when it shortens a long name.
  */
@@ -85,20 +98,17 @@ tlbf_citus_shard_of(Relation rel, CitusShard *shard)
 	values[0] = Int64GetDatum(id);
 	values[1] = CStringGetTextDatum(quote_identifier(name));
 	values[2] = CStringGetTextDatum(quote_qualified_identifier(schema, name));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (tlbf_safe_execute("SELECT p.partmethod::pg_catalog.text, p.repmodel::pg_catalog.text, "
-						  "  CASE WHEN p.partmethod OPERATOR(pg_catalog.<>) 'n' "
-						  "    THEN pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) END, "
-						  "  p.logicalrelid::pg_catalog.regclass::pg_catalog.text "
-						  "FROM pg_catalog.pg_dist_shard s "
-						  "JOIN pg_catalog.pg_dist_partition p "
-						  "  ON p.logicalrelid OPERATOR(pg_catalog.=) s.logicalrelid "
-						  "WHERE s.shardid OPERATOR(pg_catalog.=) $1 "
-						  "  AND pg_catalog.shard_name(s.logicalrelid, s.shardid) "
-						  "      OPERATOR(pg_catalog.=) ANY (ARRAY[$2, $3])",
-						  3, types, values, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read Citus's metadata");
+	read_metadata("SELECT p.partmethod::pg_catalog.text, p.repmodel::pg_catalog.text, "
+				  "  CASE WHEN p.partmethod OPERATOR(pg_catalog.<>) 'n' "
+				  "    THEN pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) END, "
+				  "  p.logicalrelid::pg_catalog.regclass::pg_catalog.text "
+				  "FROM pg_catalog.pg_dist_shard s "
+				  "JOIN pg_catalog.pg_dist_partition p "
+				  "  ON p.logicalrelid OPERATOR(pg_catalog.=) s.logicalrelid "
+				  "WHERE s.shardid OPERATOR(pg_catalog.=) $1 "
+				  "  AND pg_catalog.shard_name(s.logicalrelid, s.shardid) "
+				  "      OPERATOR(pg_catalog.=) ANY (ARRAY[$2, $3])",
+				  3, types, values, 1);
 	found = SPI_processed == 1;
 	if (found)
 	{
@@ -130,12 +140,9 @@ tlbf_citus_is_distributed(Oid relid, char *replication)
 	if (!tlbf_citus_installed())
 		return false;
 	values[0] = ObjectIdGetDatum(relid);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (tlbf_safe_execute("SELECT repmodel::pg_catalog.text FROM pg_catalog.pg_dist_partition "
-						  "WHERE logicalrelid OPERATOR(pg_catalog.=) $1",
-						  1, types, values, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read Citus's metadata");
+	read_metadata("SELECT repmodel::pg_catalog.text FROM pg_catalog.pg_dist_partition "
+				  "WHERE logicalrelid OPERATOR(pg_catalog.=) $1",
+				  1, types, values, 1);
 	found = SPI_processed == 1;
 	if (found)
 	{
@@ -160,26 +167,23 @@ tlbf_citus_placements(Oid relid)
 	List	   *result = NIL;
 
 	values[0] = ObjectIdGetDatum(relid);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 	/* shard_name() leaves "public." out; put it back, for the nodes' search_path */
-	if (tlbf_safe_execute("SELECT s.shardid, "
-						  "  CASE WHEN ns.nspname OPERATOR(pg_catalog.=) 'public' "
-						  "    THEN 'public.' ELSE '' END "
-						  "  OPERATOR(pg_catalog.||) pg_catalog.shard_name(s.logicalrelid, s.shardid), "
-						  "  n.nodename, n.nodeport "
-						  "FROM pg_catalog.pg_dist_shard s "
-						  "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.logicalrelid "
-						  "JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace "
-						  "JOIN pg_catalog.pg_dist_placement pl "
-						  "  ON pl.shardid OPERATOR(pg_catalog.=) s.shardid "
-						  "JOIN pg_catalog.pg_dist_node n "
-						  "  ON n.groupid OPERATOR(pg_catalog.=) pl.groupid "
-						  "WHERE s.logicalrelid OPERATOR(pg_catalog.=) $1 "
-						  "  AND n.isactive AND n.noderole::pg_catalog.text OPERATOR(pg_catalog.=) 'primary' "
-						  "ORDER BY s.shardid, n.nodename, n.nodeport",
-						  1, types, values, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read Citus's metadata");
+	read_metadata("SELECT s.shardid, "
+				  "  CASE WHEN ns.nspname OPERATOR(pg_catalog.=) 'public' "
+				  "    THEN 'public.' ELSE '' END "
+				  "  OPERATOR(pg_catalog.||) pg_catalog.shard_name(s.logicalrelid, s.shardid), "
+				  "  n.nodename, n.nodeport "
+				  "FROM pg_catalog.pg_dist_shard s "
+				  "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.logicalrelid "
+				  "JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				  "JOIN pg_catalog.pg_dist_placement pl "
+				  "  ON pl.shardid OPERATOR(pg_catalog.=) s.shardid "
+				  "JOIN pg_catalog.pg_dist_node n "
+				  "  ON n.groupid OPERATOR(pg_catalog.=) pl.groupid "
+				  "WHERE s.logicalrelid OPERATOR(pg_catalog.=) $1 "
+				  "  AND n.isactive AND n.noderole::pg_catalog.text OPERATOR(pg_catalog.=) 'primary' "
+				  "ORDER BY s.shardid, n.nodename, n.nodeport",
+				  1, types, values, 0);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		MemoryContext old = MemoryContextSwitchTo(caller);

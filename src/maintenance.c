@@ -380,6 +380,24 @@ retire_remote_batch(const Pass *pass, Registration *r, const CitusPlacement *p,
 	return (uint64) rows;
 }
 
+/* The blocks of a placement's shard, as its node says (checked). */
+static BlockNumber
+placement_blocks(const CitusPlacement *p, Oid owner)
+{
+	char	   *result = run_on_node(p, owner, psprintf(
+		"SELECT pg_catalog.pg_relation_size(%s::pg_catalog.regclass) "
+		"OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8",
+		quote_literal_cstr(p->shard_name)));
+	char	   *end;
+	unsigned long long blocks;
+
+	errno = 0;
+	blocks = strtoull(result, &end, 10);
+	if (errno != 0 || end == result || *end != '\0' || blocks > MaxBlockNumber)
+		elog(ERROR, "unexpected size of shard %s: \"%s\"", p->shard_name, result);
+	return (BlockNumber) blocks;
+}
+
 /* Every batch of one placement of a Citus table's shard. */
 static void
 maintain_placement(const Pass *pass, Registration *r, const CitusPlacement *p,
@@ -392,10 +410,7 @@ maintain_placement(const Pass *pass, Registration *r, const CitusPlacement *p,
 	begin_step(pass);
 	owner = tlbf_relation_owner(r->relid);
 	if (OidIsValid(owner))
-		nblocks = (BlockNumber) strtoul(run_on_node(p, owner, psprintf(
-			"SELECT pg_catalog.pg_relation_size(%s::pg_catalog.regclass) "
-			"OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8",
-			quote_literal_cstr(p->shard_name))), NULL, 10);
+		nblocks = placement_blocks(p, owner);
 	end_step(pass);
 
 	for (BlockNumber first = 0; first < nblocks && !stopped; first += REMOTE_BLOCKS_PER_RANGE)
