@@ -93,6 +93,7 @@ tlbf_row_stream_bytes(RowStream *stream, const TlbfParams *params, TlbfKeys keys
 	header->error_rate = params->error_rate;
 	header->key_fields = keys.fields;
 	header->key_kinds = keys.kinds;
+	header->key_tag = keys.tag;
 	header->reserved = 0;
 	SET_VARSIZE(header, stream->used + runs_bytes);
 	return (bytea *) header;
@@ -165,6 +166,7 @@ tlbf_row_stream_receive(const bytea *bytes, MemoryContext context)
 	if (wrong != NULL)
 		tlbf_agg_bad_state(wrong);
 	tlbf_agg_params(&received->params, sent->span, sent->error_rate);
+	received->params.seed = sent->keys.tag;	/* the filter hashes with it */
 	if (!tlbf_check_params(&received->params, &problem))
 		tlbf_agg_bad_state(problem.message);
 

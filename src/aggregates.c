@@ -708,6 +708,7 @@ tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryConte
 		state->hasher = tlbf_item_hasher(type, PG_GET_COLLATION(), context);
 		tlbf_key_from_value(matcher, &first_key, type, PG_GET_COLLATION(), PG_GETARG_DATUM(1));
 		state->keys = tlbf_key_own_kinds(matcher, &first_key);
+		state->params.seed = state->keys.tag;	/* a filter hashes with its tag */
 		pfree(matcher);
 		state->row_kind = key_kind(state->hasher, PG_GETARG_DATUM(1));
 	}
@@ -861,6 +862,27 @@ same_params(const TlbfParams *a, const TlbfParams *b)
 }
 
 /*
+ * The kind of key of a state that takes another's rows: theirs must join
+ * its own (tlbf_keys_join), or a row of one kind would be built into a
+ * filter of the other, and asked as that kind.
+ */
+static void
+join_keys(TlbfAggState *into, TlbfKeys keys)
+{
+	if (keys.fields == 0)
+		return;
+	if (into->keys.fields == 0)
+		into->keys = keys;
+	else if (!tlbf_keys_join(into->keys, keys, &into->keys))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("cannot combine tlbf aggregate states that hold different kinds of key"),
+				 errdetail("One holds %s keys, another %s keys.",
+						   tlbf_keys_description(into->keys), tlbf_keys_description(keys)),
+				 errhint("Aggregate keys of the same type.")));
+}
+
+/*
  * Combine a partial state into another: the second's rows and filters join
  * the first's, to be built and merged by the final function.  Whatever of
  * 'from' lives in 'context' and was made by tlbf_agg_state_deserialize
@@ -873,8 +895,9 @@ tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from, MemoryContext con
 
 	if (into->params.span == 0)
 		into->params = from->params;
-	if (into->keys.fields == 0)
-		into->keys = from->keys;
+	join_keys(into, from->keys);
+	for (int i = 0; i < from->nreceived; i++)
+		join_keys(into, from->received[i]->sent.keys);
 
 	/*
 	 * Rows another participant sent join the rows to merge, unless they are

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * datum_hash.c
- *	  Hashing an item of any type, so that values that compare equal hash
- *	  equal and the common types hash the same on every PostgreSQL version.
+ *	  Hashing an item of any type, so that values SQL calls equal hash
+ *	  equal, and a value's hash depends on the value alone: the same on
+ *	  every PostgreSQL version, node and database, before and after a dump.
  *
  * The pinned types are turned into canonical bytes here and hashed with
  * XXH3 by the core, never through PostgreSQL's own hash functions (which
@@ -15,15 +16,27 @@
  *	  float4, float8			the value as a float8 (-0 as 0, one NaN)
  *	  uuid, bytea				their bytes
  *	  date, timestamp(tz)		their integer value
+ *	  enums						the label's bytes (as text): an enum's OID
+ *								differs between databases and nodes
  *	  composite types			their fields, combined as tlbf_hash_key
  *								combines a key of several values
  *
- * Strings are compared by bytes: under a nondeterministic collation two
- * strings that compare equal may hash differently (normalise them first).
- * Domains hash as their base type.  Any other type goes through its extended
- * hash support function, when it has one (so did composite types before
- * filters recorded their kind of key: a "legacy" hasher still hashes them
- * so, for the filters of that time).
+ * Domains hash as their base type.  Arrays, ranges and multiranges that
+ * hold an enum or an anonymous row somewhere inside are hashed here too,
+ * element by element (their dimensions and bounds with them), because
+ * PostgreSQL's functions would hash the enum by its OID; any other type goes
+ * through its extended hash support function, which hashes the value (hash
+ * partitioning relies on that, across pg_upgrade).  Refused, with an error
+ * when the hasher is made: types whose values are OIDs of objects (regclass
+ * and the other reg* types) or hold them (aclitem), which a dump or another
+ * node turns into other numbers; strings under a nondeterministic
+ * collation, which calls strings with different bytes equal (and whose
+ * sort keys depend on the ICU library's version); types without a hash
+ * function.
+ *
+ * Filters written before kinds were recorded (format 1) are asked with a
+ * "legacy" hasher, which hashes as they were written: anything not pinned
+ * (composite values and enums too) through its type's hash function.
  *
  * Which values of different types may be compared, and how they are
  * converted first, is key_match.c's business.
@@ -35,13 +48,21 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_enum.h"
+#include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "lib/stringinfo.h"
 #include "utils/date.h"
 #include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/multirangetypes.h"
 #include "utils/numeric.h"
+#include "utils/rangetypes.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 #include "utils/uuid.h"
 
@@ -62,7 +83,11 @@ typedef enum ItemKind
 	ITEM_DATE,
 	ITEM_TIMESTAMP,
 	ITEM_TIMESTAMPTZ,
+	ITEM_ENUM,
 	ITEM_COMPOSITE,
+	ITEM_ARRAY,					/* these three: holding enums or rows */
+	ITEM_RANGE,
+	ITEM_MULTIRANGE,
 	ITEM_EXTENDED_HASH
 } ItemKind;
 
@@ -71,15 +96,23 @@ struct ItemHasher
 	ItemKind	kind;
 	Oid			collation;
 	FmgrInfo	extended_hash;	/* for ITEM_EXTENDED_HASH */
-	MemoryContext context;		/* for ITEM_COMPOSITE's field hashers */
+	MemoryContext context;		/* for the hashers below */
 	Oid			row_type;		/* ITEM_COMPOSITE: the row type they are for */
 	int32		row_typmod;
 	int			nfields;
 	ItemHasher **fields;		/* NULL for a dropped column */
+	ItemHasher *element;		/* ITEM_ARRAY: of the elements; ITEM_RANGE: of
+								 * the bounds; ITEM_MULTIRANGE: of the ranges */
+	Oid			element_type;	/* ITEM_ARRAY */
+	int16		element_len;
+	bool		element_byval;
+	char		element_align;
+	TypeCacheEntry *typcache;	/* ITEM_RANGE, ITEM_MULTIRANGE */
 };
 
+/* The kind of a type hashed to canonical bytes here, else EXTENDED_HASH. */
 static ItemKind
-kind_of(Oid base_type)
+pinned_kind(Oid base_type)
 {
 	switch (base_type)
 	{
@@ -116,19 +149,142 @@ kind_of(Oid base_type)
 		case TIMESTAMPTZOID:
 			return ITEM_TIMESTAMPTZ;
 		default:
-			return type_is_rowtype(base_type) ? ITEM_COMPOSITE : ITEM_EXTENDED_HASH;
+			return ITEM_EXTENDED_HASH;
 	}
+}
+
+/*
+ * Does a value of this type hold an enum, or a row whose fields only the
+ * value knows (type record), anywhere inside?  PostgreSQL's hash functions
+ * would hash such an enum by its OID, so these values are hashed here.
+ */
+static bool
+holds_labels(Oid type)
+{
+	Oid			base = getBaseType(type);
+	Oid			element;
+
+	check_stack_depth();		/* a type holds types */
+	switch (get_typtype(base))
+	{
+		case TYPTYPE_ENUM:
+			return true;
+		case TYPTYPE_RANGE:
+			return holds_labels(get_range_subtype(base));
+		case TYPTYPE_MULTIRANGE:
+			return holds_labels(get_multirange_range(base));
+		case TYPTYPE_PSEUDO:
+			return base == RECORDOID;
+		case TYPTYPE_COMPOSITE:
+			{
+				TupleDesc	desc = lookup_rowtype_tupdesc(base, -1);
+				bool		found = false;
+
+				for (int i = 0; i < desc->natts && !found; i++)
+				{
+					Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+					found = !attr->attisdropped && holds_labels(attr->atttypid);
+				}
+				ReleaseTupleDesc(desc);
+				return found;
+			}
+	}
+	element = get_element_type(base);
+	return OidIsValid(element) && holds_labels(element);
+}
+
+static void
+refuse_type(Oid type, Oid key_type, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("tlbf cannot hash keys of type %s", format_type_be(key_type)),
+			 type == key_type ? 0 :
+			 errdetail_internal("It holds values of type %s.", format_type_be(type)),
+			 errhint("%s", why)));
+}
+
+/*
+ * Refuse a type whose values SQL compares by something other than the
+ * value's bytes that a dump or another node keeps: OIDs of objects, or
+ * strings under a nondeterministic collation.  'collation' is the one the
+ * value is compared under; 'key_type' the type the user passed, for the
+ * message.
+ */
+static void
+check_keyable(Oid type, Oid collation, Oid key_type)
+{
+	Oid			base = getBaseType(type);
+	Oid			element;
+	Oid			hash_proc;
+
+	check_stack_depth();
+	switch (get_typtype(base))
+	{
+		case TYPTYPE_ENUM:
+			return;
+		case TYPTYPE_RANGE:
+			check_keyable(get_range_subtype(base), get_range_collation(base), key_type);
+			return;
+		case TYPTYPE_MULTIRANGE:
+			check_keyable(get_multirange_range(base), InvalidOid, key_type);
+			return;
+		case TYPTYPE_COMPOSITE:
+			{
+				TupleDesc	desc = lookup_rowtype_tupdesc_copy(base, -1);
+
+				for (int i = 0; i < desc->natts; i++)
+				{
+					Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+					if (!attr->attisdropped)
+						check_keyable(attr->atttypid, attr->attcollation, key_type);
+				}
+				FreeTupleDesc(desc);
+				return;
+			}
+	}
+	element = get_element_type(base);
+	if (OidIsValid(element))
+	{
+		if (getBaseType(element) == RECORDOID)
+			refuse_type(base, key_type,
+						"Its elements are rows whose fields only each value knows: use an array of a composite type (CREATE TYPE ... AS).");
+		check_keyable(element, collation, key_type);	/* the array's collation */
+		return;
+	}
+	if (OidIsValid(collation) && type_is_collatable(base) &&
+		!get_collation_isdeterministic(collation))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tlbf cannot hash keys under nondeterministic collation \"%s\"",
+						get_collation_name(collation)),
+				 errdetail("The collation calls strings with different bytes equal, and its sort keys depend on the version of the ICU library."),
+				 errhint("Normalize the key first, as in lower(email), or compare it under a deterministic collation, as in email COLLATE \"C\".")));
+	if (pinned_kind(base) != ITEM_EXTENDED_HASH || base == RECORDOID)
+		return;
+	hash_proc = lookup_type_cache(base, TYPECACHE_HASH_EXTENDED_PROC)->hash_extended_proc;
+	if (hash_proc == F_HASHOIDEXTENDED && base != OIDOID)
+		refuse_type(base, key_type,
+					"Its values are OIDs of database objects, which differ between databases and nodes and change on dump and restore: cast the key to text, the object's name.");
+	if (hash_proc == F_HASH_ACLITEM_EXTENDED)
+		refuse_type(base, key_type,
+					"Its values hold OIDs of roles, which differ between clusters and change on dump and restore: cast the key to text.");
 }
 
 /*
  * The kind of key (tlbf_format.h) a value of this type is, as it is: a
  * composite type is TLBF_KEY_OTHER here, as a field of a key (a key of a
- * composite type is its fields, see key_match.c).
+ * composite type is its fields, see key_match.c), or TLBF_KEY_CONTAINER if
+ * it holds enums.
  */
 int
 tlbf_key_kind_of_type(Oid type)
 {
-	switch (kind_of(getBaseType(type)))
+	Oid			base = getBaseType(type);
+
+	switch (pinned_kind(base))
 	{
 		case ITEM_INT2:
 		case ITEM_INT4:
@@ -142,8 +298,9 @@ tlbf_key_kind_of_type(Oid type)
 		case ITEM_NUMERIC:
 			return TLBF_KEY_NUMERIC;
 		case ITEM_FLOAT4:
+			return TLBF_KEY_FLOAT4;
 		case ITEM_FLOAT8:
-			return TLBF_KEY_FLOAT;
+			return TLBF_KEY_FLOAT8;
 		case ITEM_UUID:
 			return TLBF_KEY_UUID;
 		case ITEM_BYTEA:
@@ -154,11 +311,104 @@ tlbf_key_kind_of_type(Oid type)
 			return TLBF_KEY_TIMESTAMP;
 		case ITEM_TIMESTAMPTZ:
 			return TLBF_KEY_TIMESTAMPTZ;
-		case ITEM_COMPOSITE:
-		case ITEM_EXTENDED_HASH:
-			return TLBF_KEY_OTHER;
+		default:
+			break;
 	}
-	pg_unreachable();
+	if (get_typtype(base) == TYPTYPE_ENUM)
+		return TLBF_KEY_ENUM;
+	return holds_labels(base) ? TLBF_KEY_CONTAINER : TLBF_KEY_OTHER;
+}
+
+/*
+ * Append to 'out' what a hash of a value of this type depends on besides
+ * the value: two types with the same signature hash equal values alike, so
+ * a filter records a hash of its key's signature (key_match.c) and refuses
+ * a key of another.  A type hashed by its hash function (kind other) is its
+ * hash operator family, whose members hash equal values equally; a pinned
+ * type is its kind (float4 and float8 alike); arrays, ranges, multiranges
+ * and rows are theirs with their elements'.  A row of type record is
+ * described by 'value', if not 'isnull'.
+ */
+void
+tlbf_type_signature(StringInfo out, Oid type, Datum value, bool isnull)
+{
+	Oid			base = getBaseType(type);
+	Oid			element;
+	int			kind = tlbf_key_kind_of_type(base);
+
+	check_stack_depth();
+	if (kind != TLBF_KEY_OTHER && kind != TLBF_KEY_CONTAINER)
+	{
+		appendStringInfoString(out, kind == TLBF_KEY_FLOAT4 || kind == TLBF_KEY_FLOAT8 ?
+							   "float" : tlbf_key_kind_name(kind));
+		return;
+	}
+	if (type_is_rowtype(base))
+	{
+		TupleDesc	desc;
+		bool		first = true;
+
+		if (base == RECORDOID && isnull)
+		{
+			appendStringInfoString(out, "record");
+			return;
+		}
+		desc = base == RECORDOID ?
+			lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(DatumGetHeapTupleHeader(value)),
+										HeapTupleHeaderGetTypMod(DatumGetHeapTupleHeader(value))) :
+			lookup_rowtype_tupdesc_copy(base, -1);
+		appendStringInfoString(out, "row(");
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+			if (attr->attisdropped)
+				continue;
+			if (!first)
+				appendStringInfoChar(out, ',');
+			tlbf_type_signature(out, attr->atttypid, (Datum) 0, true);
+			first = false;
+		}
+		appendStringInfoChar(out, ')');
+		FreeTupleDesc(desc);
+		return;
+	}
+	switch (get_typtype(base))
+	{
+		case TYPTYPE_RANGE:
+			appendStringInfoString(out, "range(");
+			tlbf_type_signature(out, get_range_subtype(base), (Datum) 0, true);
+			appendStringInfoChar(out, ')');
+			return;
+		case TYPTYPE_MULTIRANGE:
+			appendStringInfoString(out, "multirange(");
+			tlbf_type_signature(out, get_multirange_range(base), (Datum) 0, true);
+			appendStringInfoChar(out, ')');
+			return;
+	}
+	element = get_element_type(base);
+	if (OidIsValid(element))
+	{
+		appendStringInfoString(out, "array(");
+		tlbf_type_signature(out, element, (Datum) 0, true);
+		appendStringInfoChar(out, ')');
+		return;
+	}
+	{
+		Oid			family = lookup_type_cache(base, TYPECACHE_HASH_OPFAMILY)->hash_opf;
+		HeapTuple	tuple = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(family));
+
+		if (!HeapTupleIsValid(tuple))
+		{
+			/* no hash function: hashing it fails; this is for the message */
+			appendStringInfo(out, "type %s", format_type_be(base));
+			return;
+		}
+		appendStringInfo(out, "%s.%s",
+						 get_namespace_name(((Form_pg_opfamily) GETSTRUCT(tuple))->opfnamespace),
+						 NameStr(((Form_pg_opfamily) GETSTRUCT(tuple))->opfname));
+		ReleaseSysCache(tuple);
+	}
 }
 
 /* Hash values of 'type' with the type's extended hash function. */
@@ -177,31 +427,95 @@ use_extended_hash(ItemHasher *hasher, Oid type, Oid base_type, MemoryContext con
 	fmgr_info_cxt(entry->hash_extended_proc, &hasher->extended_hash, context);
 }
 
+/* How a value of a type that is not pinned is hashed (see the top). */
+static void
+choose_unpinned(ItemHasher *hasher, Oid type, Oid base, MemoryContext context)
+{
+	Oid			element;
+
+	switch (get_typtype(base))
+	{
+		case TYPTYPE_ENUM:
+			hasher->kind = ITEM_ENUM;
+			return;
+		case TYPTYPE_COMPOSITE:
+			hasher->kind = ITEM_COMPOSITE;
+			return;
+		case TYPTYPE_PSEUDO:
+			if (base == RECORDOID)
+			{
+				hasher->kind = ITEM_COMPOSITE;
+				return;
+			}
+			break;
+		case TYPTYPE_RANGE:
+			if (holds_labels(base))
+			{
+				hasher->kind = ITEM_RANGE;
+				hasher->typcache = lookup_type_cache(base, TYPECACHE_RANGE_INFO);
+				hasher->element = tlbf_item_hasher(get_range_subtype(base),
+												   get_range_collation(base), context);
+				return;
+			}
+			break;
+		case TYPTYPE_MULTIRANGE:
+			if (holds_labels(base))
+			{
+				hasher->kind = ITEM_MULTIRANGE;
+				hasher->typcache = lookup_type_cache(base, TYPECACHE_MULTIRANGE_INFO);
+				hasher->element = tlbf_item_hasher(get_multirange_range(base), InvalidOid,
+												   context);
+				return;
+			}
+			break;
+	}
+	element = get_element_type(base);
+	if (OidIsValid(element) && holds_labels(element))
+	{
+		hasher->kind = ITEM_ARRAY;
+		hasher->element_type = element;
+		get_typlenbyvalalign(element, &hasher->element_len, &hasher->element_byval,
+							 &hasher->element_align);
+		hasher->element = tlbf_item_hasher(element, hasher->collation, context);
+		return;
+	}
+	use_extended_hash(hasher, type, base, context);
+}
+
+/*
+ * A hasher for values of 'type', compared under 'collation'.  Refuses the
+ * types no filter can hold (see the top).
+ */
 ItemHasher *
 tlbf_item_hasher(Oid type, Oid collation, MemoryContext context)
 {
 	ItemHasher *hasher = MemoryContextAllocZero(context, sizeof(ItemHasher));
 	Oid			base_type = getBaseType(type);
 
+	check_keyable(type, collation, type);
 	hasher->collation = collation;
 	hasher->context = context;
-	hasher->kind = kind_of(base_type);
+	hasher->kind = pinned_kind(base_type);
 	if (hasher->kind == ITEM_EXTENDED_HASH)
-		use_extended_hash(hasher, type, base_type, context);
+		choose_unpinned(hasher, type, base_type, context);
 	return hasher;
 }
 
 /*
  * A hasher as filters that record no kind of key were written with: a
- * composite value through its type's hash function.
+ * value of a type that is not pinned through its type's hash function.
  */
 ItemHasher *
 tlbf_legacy_item_hasher(Oid type, Oid collation, MemoryContext context)
 {
-	ItemHasher *hasher = tlbf_item_hasher(type, collation, context);
+	ItemHasher *hasher = MemoryContextAllocZero(context, sizeof(ItemHasher));
+	Oid			base_type = getBaseType(type);
 
-	if (hasher->kind == ITEM_COMPOSITE)
-		use_extended_hash(hasher, type, getBaseType(type), context);
+	hasher->collation = collation;
+	hasher->context = context;
+	hasher->kind = pinned_kind(base_type);
+	if (hasher->kind == ITEM_EXTENDED_HASH)
+		use_extended_hash(hasher, type, base_type, context);
 	return hasher;
 }
 
@@ -361,6 +675,143 @@ hash_composite(ItemHasher *hasher, Datum value, uint64 seed)
 	return h;
 }
 
+/*
+ * An enum value: its label, hashed as text, so that it is the same key in
+ * every database and after a dump (renaming the value makes it another).
+ */
+static TlbfHash
+hash_enum(Datum value, uint64 seed)
+{
+	HeapTuple	tuple = SearchSysCache1(ENUMOID, value);
+	const char *label;
+	TlbfHash	h;
+
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid internal value for enum: %u", DatumGetObjectId(value))));
+	label = NameStr(((Form_pg_enum) GETSTRUCT(tuple))->enumlabel);
+	h = tlbf_hash_bytes(label, strlen(label), seed);
+	ReleaseSysCache(tuple);
+	return h;
+}
+
+/*
+ * The hash of a value made of parts: 'head' (flags, dimensions), then each
+ * part's hash, or none for a NULL part.
+ */
+static TlbfHash
+hash_parts(const void *head, Size head_len, const TlbfHash *hashes, const bool *nulls,
+		   int n, uint64 seed)
+{
+	Size		len = head_len + (Size) n * (1 + sizeof(TlbfHash));
+	unsigned char *buffer = palloc(Max(len, 1));
+	Size		at = head_len;
+	TlbfHash	h;
+
+	memcpy(buffer, head, head_len);
+	for (int i = 0; i < n; i++)
+	{
+		bool		null = nulls != NULL && nulls[i];
+
+		buffer[at++] = null ? 0 : 1;
+		if (null)
+			memset(buffer + at, 0, sizeof(TlbfHash));
+		else
+			memcpy(buffer + at, &hashes[i], sizeof(TlbfHash));
+		at += sizeof(TlbfHash);
+	}
+	h = tlbf_hash_bytes(buffer, len, seed);
+	pfree(buffer);
+	return h;
+}
+
+/*
+ * An array holding enums or rows: its dimensions and lower bounds (which
+ * array equality compares) and its elements' hashes.
+ */
+static TlbfHash
+hash_array_value(ItemHasher *hasher, Datum value, uint64 seed)
+{
+	ArrayType  *array = DatumGetArrayTypeP(value);
+	int			ndims = ARR_NDIM(array);
+	int32	   *head = palloc((1 + 2 * ndims) * sizeof(int32));
+	Datum	   *elements;
+	bool	   *nulls;
+	int			n;
+	TlbfHash   *hashes;
+	TlbfHash	h;
+
+	check_stack_depth();
+	head[0] = ndims;
+	for (int i = 0; i < ndims; i++)
+	{
+		head[1 + i] = ARR_DIMS(array)[i];
+		head[1 + ndims + i] = ARR_LBOUND(array)[i];
+	}
+	deconstruct_array(array, hasher->element_type, hasher->element_len,
+					  hasher->element_byval, hasher->element_align, &elements, &nulls, &n);
+	hashes = palloc(Max(n, 1) * sizeof(TlbfHash));
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!nulls[i])
+			hashes[i] = tlbf_hash_item(hasher->element, elements[i], seed);
+	}
+	h = hash_parts(head, (1 + 2 * ndims) * sizeof(int32), hashes, nulls, n, seed);
+	pfree(hashes);
+	pfree(head);
+	return h;
+}
+
+/* A range of enums: whether it is empty, its bounds' flags and values. */
+static TlbfHash
+hash_range_value(ItemHasher *hasher, Datum value, uint64 seed)
+{
+	RangeType  *range = DatumGetRangeTypeP(value);
+	RangeBound	lower,
+				upper;
+	bool		empty;
+	uint8		flags[5];
+	TlbfHash	hashes[2];
+	bool		absent[2];
+
+	check_stack_depth();
+	range_deserialize(hasher->typcache, range, &lower, &upper, &empty);
+	flags[0] = empty;
+	flags[1] = !empty && lower.infinite;
+	flags[2] = !empty && lower.inclusive;
+	flags[3] = !empty && upper.infinite;
+	flags[4] = !empty && upper.inclusive;
+	absent[0] = empty || lower.infinite;
+	absent[1] = empty || upper.infinite;
+	if (!absent[0])
+		hashes[0] = tlbf_hash_item(hasher->element, lower.val, seed);
+	if (!absent[1])
+		hashes[1] = tlbf_hash_item(hasher->element, upper.val, seed);
+	return hash_parts(flags, sizeof(flags), hashes, absent, 2, seed);
+}
+
+/* A multirange of enums: its ranges, in order. */
+static TlbfHash
+hash_multirange_value(ItemHasher *hasher, Datum value, uint64 seed)
+{
+	MultirangeType *multirange = DatumGetMultirangeTypeP(value);
+	int32		n;
+	RangeType **ranges;
+	TlbfHash   *hashes;
+	TlbfHash	h;
+
+	check_stack_depth();
+	multirange_deserialize(hasher->typcache->rngtype, multirange, &n, &ranges);
+	hashes = palloc(Max(n, 1) * sizeof(TlbfHash));
+	for (int i = 0; i < n; i++)
+		hashes[i] = tlbf_hash_item(hasher->element, RangeTypePGetDatum(ranges[i]), seed);
+	h = hash_parts(&n, sizeof(n), hashes, NULL, n, seed);
+	pfree(hashes);
+	return h;
+}
+
 TlbfHash
 tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
 {
@@ -395,8 +846,16 @@ tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
 		case ITEM_TIMESTAMP:
 		case ITEM_TIMESTAMPTZ:
 			return hash_int64(DatumGetTimestamp(value), seed);
+		case ITEM_ENUM:
+			return hash_enum(value, seed);
 		case ITEM_COMPOSITE:
 			return hash_composite(hasher, value, seed);
+		case ITEM_ARRAY:
+			return hash_array_value(hasher, value, seed);
+		case ITEM_RANGE:
+			return hash_range_value(hasher, value, seed);
+		case ITEM_MULTIRANGE:
+			return hash_multirange_value(hasher, value, seed);
 		case ITEM_EXTENDED_HASH:
 			{
 				uint64		h = DatumGetUInt64(FunctionCall2Coll(&hasher->extended_hash,

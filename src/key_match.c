@@ -8,18 +8,36 @@
  * A filter records the kind of each field of its key with its first key
  * (tlbf_format.h, keys.c).  A key of a composite type is its fields; any
  * other key is one field.  Each kind hashes one way (datum_hash.c), so a
- * key is first turned into a value of the kind's own type:
+ * key is first turned into a value of the kind's own type, as SQL's = would
+ * compare the two types (an untyped literal or driver parameter arrives as
+ * text and is read as a value of the filter's kind, as SQL reads it as the
+ * column's type):
  *
- *	  integer		int2, int4, int8; numeric and float values that are whole
- *					numbers; text parsed as bigint
- *	  numeric		numeric; integers; floats (float8 to numeric); text
- *	  float			float4, float8; integers; numeric; text
+ *	  integer		int2, int4, int8; numeric values that are whole
+ *					numbers; floats that are whole numbers, below 2^53 when
+ *					asked (SQL compares integers with floats as float8, and
+ *					from 2^53 on several integers are one float8); text
+ *					parsed as bigint
+ *	  numeric		numeric; integers; text.  Floats are refused: SQL
+ *					compares them with numeric as float8, where countless
+ *					numeric values equal one float8
+ *	  float4		float4; float8, integers and numeric compared as float8
+ *					when asked, rounded to float4 when added; text parsed
+ *					as float4
+ *	  float8		float8; float4, integers, numeric as float8; text
+ *	  float			either (a union of the two, or written by 1.4): numbers
+ *					as float8; text only where it is the same number as
+ *					float4 and as float8
  *	  text			text, varchar, bpchar, name and untyped literals only
+ *	  enum			enums (by label); text, read as a label
  *	  uuid, bytea	their own type; text parsed as one
  *	  date			date; text is refused (its parsing depends on DateStyle)
  *	  timestamp		timestamp; date (midnight)
  *	  timestamptz	timestamptz only
- *	  other			any type of this kind: not checked further
+ *	  other			any type of this kind: each is hashed by its own hash
+ *					function, which agrees across types SQL compares
+ *					(inet and cidr)
+ *	  container		values of this kind only
  *
  * Conversions that depend on a setting (the time zone, DateStyle) are
  * refused, so that tlbf_contains stays IMMUTABLE.  A numeric or float
@@ -130,6 +148,10 @@ tlbf_key_kind_name(int kind)
 			return "numeric";
 		case TLBF_KEY_FLOAT:
 			return "float";
+		case TLBF_KEY_FLOAT4:
+			return "real";
+		case TLBF_KEY_FLOAT8:
+			return "double precision";
 		case TLBF_KEY_TEXT:
 			return "text";
 		case TLBF_KEY_UUID:
@@ -144,6 +166,10 @@ tlbf_key_kind_name(int kind)
 			return "timestamptz";
 		case TLBF_KEY_OTHER:
 			return "other";
+		case TLBF_KEY_ENUM:
+			return "enum";
+		case TLBF_KEY_CONTAINER:
+			return "container";
 	}
 	return "unrecorded";
 }
@@ -202,15 +228,57 @@ tlbf_key_from_value(KeyMatcher *matcher, KeyFields *key, Oid type, Oid collation
 	key->nulls[0] = false;
 }
 
+static bool
+hashed_by_type(int kind)
+{
+	return kind == TLBF_KEY_OTHER || kind == TLBF_KEY_CONTAINER;
+}
+
+/*
+ * The tag of a key whose fields are hashed as 'keys' (TlbfKeys): 0 if none
+ * is of kind other or container, else a hash of those fields' types'
+ * signatures (datum_hash.c), never 0.  Two keys of such types that hash a
+ * value alike get the same tag; a filter hashes with its tag as the seed,
+ * and refuses a key of another tag instead of answering "absent".
+ */
+static uint64
+key_tag(const KeyFields *key, TlbfKeys keys)
+{
+	StringInfoData signature;
+	uint64		tag;
+
+	initStringInfo(&signature);
+	for (int i = 0; i < key->n; i++)
+		if (hashed_by_type(tlbf_key_kind(keys, i)))
+		{
+			appendStringInfo(&signature, "%d:", i + 1);
+			tlbf_type_signature(&signature, key->types[i], key->values[i], key->nulls[i]);
+			appendStringInfoChar(&signature, ';');
+		}
+	if (signature.len == 0)
+		tag = 0;
+	else
+	{
+		tag = tlbf_hash_bytes(signature.data, signature.len, 0).a;
+		if (tag == 0)
+			tag = 1;
+	}
+	pfree(signature.data);
+	return tag;
+}
+
 /* The kinds of the key's fields as they are, recorded by a first key. */
 TlbfKeys
 tlbf_key_own_kinds(KeyMatcher *matcher, const KeyFields *key)
 {
 	uint8		kinds[TLBF_MAX_KEY_FIELDS];
+	TlbfKeys	keys;
 
 	for (int i = 0; i < key->n; i++)
 		kinds[i] = (uint8) facts_of(matcher, key->types[i])->kind;
-	return tlbf_keys_make(kinds, key->n);
+	keys = tlbf_keys_make(kinds, key->n);
+	keys.tag = key_tag(key, keys);
+	return keys;
 }
 
 /*
@@ -273,22 +341,81 @@ integer_of(Oid type, Datum value)
 	}
 }
 
-static double
-float_of(Oid type, Datum value)
+static bool
+is_float_kind(int kind)
 {
+	return kind == TLBF_KEY_FLOAT || kind == TLBF_KEY_FLOAT4 || kind == TLBF_KEY_FLOAT8;
+}
+
+/*
+ * A number of kind integer, numeric or float as SQL compares it with a
+ * float: its float8 value (int8 to float8 rounds as SQL's cast does; a
+ * numeric goes through numeric_float8, SQL's cast).
+ */
+static double
+double_of(int from, Oid type, Datum value)
+{
+	if (from == TLBF_KEY_INTEGER)
+		return (double) integer_of(type, value);
+	if (from == TLBF_KEY_NUMERIC)
+		return DatumGetFloat8(DirectFunctionCall1(numeric_float8, value));
 	return getBaseType(type) == FLOAT4OID ? (double) DatumGetFloat4(value) :
 		DatumGetFloat8(value);
 }
 
 /*
+ * A number added to a filter of float4 keys, as an assignment to a float4
+ * column rounds it: straight to float4, not through float8 (which could
+ * round twice).
+ */
+static Datum
+float4_of(int from, Oid type, Datum value)
+{
+	if (from == TLBF_KEY_INTEGER)
+		return Float4GetDatum((float4) integer_of(type, value));
+	if (from == TLBF_KEY_NUMERIC)
+		return DirectFunctionCall1(numeric_float4, value);
+	if (getBaseType(type) == FLOAT4OID)
+		return value;
+	return DirectFunctionCall1(dtof, value);
+}
+
+/*
+ * Text asked of (or added to) a filter of kind "float": its float4 and
+ * float8 keys cannot be told apart, so text is taken only where it is one
+ * number both ways ('0.5', '42'), never '0.1'.  Out of float4's range, it
+ * can only be a float8.
+ */
+static double
+unambiguous_float_text(const char *text)
+{
+	double		d = DatumGetFloat8(DirectFunctionCall1(float8in, CStringGetDatum(text)));
+	float		f;
+
+	if (isnan(d) || isinf(d))
+		return d;
+	errno = 0;
+	f = strtof(text, NULL);
+	if (errno == ERANGE || (double) f == d)
+		return d;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("text \"%s\" is a different number as real and as double precision", text),
+			 errdetail("The tlbf filter holds keys of both types, or of either (it was written by tlbf 1.4), and cannot tell which."),
+			 errhint("Cast the key to the type of the filter's keys, real or double precision.")));
+	return d;					/* keep the compiler quiet */
+}
+
+/*
  * The value of a field of kind 'from' as a value of kind 'to' (a
- * conversion the table above allows), in *out of type *out_type.  False if
- * no value of that kind equals it.
+ * conversion convertible() allows), to be added ('adding') or asked, in
+ * *out of type *out_type.  False if no value of that kind equals it.
  */
 static bool
-convert(int from, int to, Oid type, Datum value, Datum *out, Oid *out_type)
+convert(int from, int to, Oid type, Datum value, bool adding, Datum *out, Oid *out_type)
 {
 	int64		whole;
+	double		d;
 
 	switch (to)
 	{
@@ -301,10 +428,19 @@ convert(int from, int to, Oid type, Datum value, Datum *out, Oid *out_type)
 				if (!parse_whole_number(digits, &whole))
 					return false;
 			}
-			else if (from == TLBF_KEY_FLOAT)
+			else if (is_float_kind(from))
 			{
-				if (!whole_float(float_of(type, value), &whole))
+				d = double_of(from, type, value);
+				if (!whole_float(d, &whole))
 					return false;
+				/* 2^53 + 1 = 2^53::float8 in SQL: both would be keys */
+				if (!adding && fabs(d) >= 9007199254740992.0)
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("%s value %s equals more than one integer",
+									format_type_be(type), text_of(type, value)),
+							 errdetail("SQL compares integers with floating-point numbers as double precision, where from 2^53 on several integers round to one number."),
+							 errhint("Ask with a bigint or numeric key.")));
 			}
 			else
 				whole = DatumGetInt64(DirectFunctionCall1(int8in,
@@ -315,21 +451,39 @@ convert(int from, int to, Oid type, Datum value, Datum *out, Oid *out_type)
 			*out_type = NUMERICOID;
 			if (from == TLBF_KEY_INTEGER)
 				*out = NumericGetDatum(int64_to_numeric(integer_of(type, value)));
-			else if (from == TLBF_KEY_FLOAT)
-				*out = DirectFunctionCall1(float8_numeric,
-										   Float8GetDatum(float_of(type, value)));
 			else
 				*out = DirectFunctionCall3(numeric_in, CStringGetDatum(text_of(type, value)),
 										   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 			return true;
+		case TLBF_KEY_FLOAT4:
+			/* keys of float4 hash as their float8 value; so do questions */
+			*out_type = FLOAT8OID;
+			if (from == TLBF_KEY_TEXT)
+				*out = Float8GetDatum((double) DatumGetFloat4(DirectFunctionCall1(float4in,
+																				  CStringGetDatum(text_of(type, value)))));
+			else if (adding)
+				*out = Float8GetDatum((double) DatumGetFloat4(float4_of(from, type, value)));
+			else
+				*out = Float8GetDatum(double_of(from, type, value));
+			return true;
+		case TLBF_KEY_FLOAT8:
+			*out_type = FLOAT8OID;
+			if (from == TLBF_KEY_TEXT)
+				*out = DirectFunctionCall1(float8in, CStringGetDatum(text_of(type, value)));
+			else
+				*out = Float8GetDatum(double_of(from, type, value));
+			return true;
 		case TLBF_KEY_FLOAT:
 			*out_type = FLOAT8OID;
-			if (from == TLBF_KEY_INTEGER)
-				*out = Float8GetDatum((double) integer_of(type, value));
-			else if (from == TLBF_KEY_NUMERIC)
-				*out = DirectFunctionCall1(numeric_float8, value);
+			if (from == TLBF_KEY_TEXT)
+				*out = Float8GetDatum(unambiguous_float_text(text_of(type, value)));
 			else
-				*out = DirectFunctionCall1(float8in, CStringGetDatum(text_of(type, value)));
+				*out = Float8GetDatum(double_of(from, type, value));
+			return true;
+		case TLBF_KEY_ENUM:
+			/* an enum hashes as its label's text */
+			*out_type = TEXTOID;
+			*out = value;
 			return true;
 		case TLBF_KEY_UUID:
 			*out_type = UUIDOID;
@@ -354,12 +508,16 @@ convertible(int from, int to)
 	switch (to)
 	{
 		case TLBF_KEY_INTEGER:
-		case TLBF_KEY_NUMERIC:
 		case TLBF_KEY_FLOAT:
+		case TLBF_KEY_FLOAT4:
+		case TLBF_KEY_FLOAT8:
 			return from == TLBF_KEY_INTEGER || from == TLBF_KEY_NUMERIC ||
-				from == TLBF_KEY_FLOAT || from == TLBF_KEY_TEXT;
+				is_float_kind(from) || from == TLBF_KEY_TEXT;
+		case TLBF_KEY_NUMERIC:
+			return from == TLBF_KEY_INTEGER || from == TLBF_KEY_TEXT;
 		case TLBF_KEY_UUID:
 		case TLBF_KEY_BYTEA:
+		case TLBF_KEY_ENUM:
 			return from == TLBF_KEY_TEXT;
 		case TLBF_KEY_TIMESTAMP:
 			return from == TLBF_KEY_DATE;
@@ -368,32 +526,65 @@ convertible(int from, int to)
 	}
 }
 
+/* Is the kind's name that of the SQL type its keys are (integer, real)? */
+static bool
+kind_is_type_name(int kind)
+{
+	return kind != TLBF_KEY_FLOAT && kind != TLBF_KEY_ENUM && !hashed_by_type(kind);
+}
+
 static void
-refuse(const KeyFields *key, int field, int to, TlbfKeys filter_keys)
+refuse(const KeyFields *key, int field, int from, int to, TlbfKeys filter_keys)
 {
 	Oid			type = key->types[field];
 	bool		untyped = type == UNKNOWNOID || type == TEXTOID;
 
-	if (key->n == 1 && to == TLBF_KEY_OTHER)
+	if (to == TLBF_KEY_NUMERIC && is_float_kind(from))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("tlbf filter holds numeric keys, not %s", format_type_be(type)),
+				 errdetail("SQL compares numeric with %s values as double precision, where countless numeric values equal one double precision value.",
+						   format_type_be(type)),
+				 errhint("Cast the key to numeric.")));
+	if (to == TLBF_KEY_OTHER && (from == TLBF_KEY_ENUM || from == TLBF_KEY_CONTAINER))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("tlbf filter holds keys hashed by their type's hash function, not %s",
+						format_type_be(type)),
+				 errdetail("tlbf 1.4 hashed enums by their OID, which differs between databases and nodes; keys of type %s are now hashed by label.",
+						   format_type_be(type)),
+				 errhint("Rebuild the filter from its keys, or build a new one.")));
+	if (key->n == 1 && (to == TLBF_KEY_OTHER || to == TLBF_KEY_CONTAINER))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("tlbf filter holds keys of a type hashed by its own hash function, not %s",
 						format_type_be(type)),
-				 errhint("Pass the key as a value of the type the filter was built from%s.",
-						 untyped ? ", with a cast" : "")));
+				 untyped ?
+				 errhint("Pass the key as a value of the type the filter was built from, with a cast.") :
+				 errhint("Pass the key as a value of the type the filter was built from.")));
+	if (key->n == 1 && to == TLBF_KEY_ENUM)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("tlbf filter holds enum keys, not %s", format_type_be(type)),
+				 errhint("Pass the key as text (its label) or as a value of the enum.")));
 	if (key->n == 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("tlbf filter holds %s keys, not %s", tlbf_key_kind_name(to),
 						format_type_be(type)),
+				 kind_is_type_name(to) ?
 				 errhint("Cast the key to %s, or build the filter from keys of type %s.",
-						 tlbf_key_kind_name(to), format_type_be(type))));
+						 tlbf_key_kind_name(to), format_type_be(type)) :
+				 errhint("Cast the key to real or double precision, or build the filter from keys of type %s.",
+						 format_type_be(type))));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
 			 errmsg("field %d of the key is %s, but the tlbf filter holds %s keys there",
 					field + 1, format_type_be(type), tlbf_key_kind_name(to)),
 			 errdetail("The filter holds keys of kinds %s.", keys_text(filter_keys)),
-			 errhint("Cast field %d to %s.", field + 1, tlbf_key_kind_name(to))));
+			 kind_is_type_name(to) ?
+			 errhint("Cast field %d to %s.", field + 1, tlbf_key_kind_name(to)) :
+			 errhint("Cast field %d to the type of the filter's keys there.", field + 1)));
 }
 
 /* Where a conversion's own error (bad text for the kind) comes from. */
@@ -422,18 +613,20 @@ hash_field(KeyMatcher *matcher, const KeyFields *key, int field, TlbfKeys filter
 	ErrorContextCallback context;
 	bool		representable;
 
-	if (to == TLBF_KEY_UNRECORDED || to == from)
+	/* float4 and float8 hash alike: a float's kind matters for text only */
+	if (to == TLBF_KEY_UNRECORDED || to == from ||
+		(is_float_kind(to) && is_float_kind(from) && !(adding && to == TLBF_KEY_FLOAT4)))
 	{
 		*hash = tlbf_hash_item(hasher_for(matcher, type, collation, false), value, seed);
 		return true;
 	}
 	if (!convertible(from, to))
-		refuse(key, field, to, filter_keys);
+		refuse(key, field, from, to, filter_keys);
 	context.callback = conversion_context;
 	context.arg = &to;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
-	representable = convert(from, to, type, value, &value, &converted_type);
+	representable = convert(from, to, type, value, adding, &value, &converted_type);
 	error_context_stack = context.previous;
 	if (!representable)
 	{
@@ -450,16 +643,49 @@ hash_field(KeyMatcher *matcher, const KeyFields *key, int field, TlbfKeys filter
 	return true;
 }
 
+/* "integer" or "(integer, inet)": the types of a key's fields. */
+static char *
+key_types_text(const KeyFields *key)
+{
+	StringInfoData out;
+
+	initStringInfo(&out);
+	for (int i = 0; i < key->n; i++)
+		appendStringInfo(&out, "%s%s", i == 0 ? "" : ", ", format_type_be(key->types[i]));
+	return key->n > 1 ? psprintf("(%s)", out.data) : out.data;
+}
+
+/*
+ * Refuse a key whose fields of kind other or container are of types that
+ * hash unlike the filter's (another tag): the answer would be "absent"
+ * where SQL might call the two equal (time and timetz, int[] and float8[]).
+ * A filter of tag 0 was written by 1.4, before tags: it checks nothing.
+ */
+static void
+check_tag(const KeyFields *key, TlbfKeys filter_keys)
+{
+	if (filter_keys.tag == 0 || key_tag(key, filter_keys) == filter_keys.tag)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("tlbf filter holds keys of another type than %s", key_types_text(key)),
+			 errdetail("The filter's keys of kind other or container are hashed by their type's hash function, and %s hashes values unlike them.",
+					   key_types_text(key)),
+			 errhint("Pass the key as a value of the type the filter was built from, with a cast.")));
+}
+
 /*
  * The hash of a key for a filter recording 'filter_keys' (none: hashed as
- * it is).  False if the key cannot be one of the filter's keys (see
- * hash_field); an insertion ('adding') is refused instead.
+ * it is), with the filter's seed (its tag).  False if the key cannot be one
+ * of the filter's keys (see hash_field); an insertion ('adding') is refused
+ * instead.
  */
 bool
 tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
-			  bool adding, uint64 seed, TlbfHash *hash)
+			  bool adding, TlbfHash *hash)
 {
 	TlbfHash	hashes[TLBF_MAX_KEY_FIELDS];
+	uint64		seed = filter_keys.tag;
 
 	if (filter_keys.fields != 0 && filter_keys.fields != key->n)
 		ereport(ERROR,
@@ -475,6 +701,7 @@ tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
 			!hash_field(matcher, key, i, filter_keys, adding, seed, &hashes[i]))
 			return false;
 	}
+	check_tag(key, filter_keys);
 	*hash = tlbf_combine_hashes(hashes, key->nulls, key->n, seed);
 	return true;
 }
@@ -484,25 +711,25 @@ tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
  * key's own kinds if the filter holds no key yet; or if it records none
  * but holds keys, as they were hashed before kinds were recorded (by the
  * key's own type, a composite value as one value).  *basis is set to the
- * kinds the hash is for (none for the last).
+ * kinds the hash is for (none for the last), with the seed in its tag.
  */
 static bool
 key_hash_for(KeyMatcher *matcher, Oid type, Oid collation, Datum value,
-			 TlbfKeys filter_keys, bool holds_keys, bool adding, uint64 seed,
+			 TlbfKeys filter_keys, bool holds_keys, bool adding,
 			 TlbfHash *hash, TlbfKeys *basis)
 {
 	KeyFields	key;
 
 	if (filter_keys.fields == 0 && holds_keys)
 	{
-		*hash = tlbf_hash_item(hasher_for(matcher, type, collation, true), value, seed);
-		basis->fields = 0;
-		basis->kinds = 0;
+		*hash = tlbf_hash_item(hasher_for(matcher, type, collation, true), value,
+							   filter_keys.tag);
+		*basis = filter_keys;
 		return true;
 	}
 	tlbf_key_from_value(matcher, &key, type, collation, value);
 	*basis = tlbf_key_basis(matcher, &key, filter_keys, holds_keys);
-	return tlbf_key_hash(matcher, &key, *basis, adding, seed, hash);
+	return tlbf_key_hash(matcher, &key, *basis, adding, hash);
 }
 
 static KeyMatcher *
@@ -526,7 +753,7 @@ tlbf_key_arg_hash(FunctionCallInfo fcinfo, int argno, const Tlbf *f, TlbfHash *h
 
 	return key_hash_for(call_site_matcher(fcinfo), tlbf_arg_type(fcinfo, argno),
 						PG_GET_COLLATION(), PG_GETARG_DATUM(argno), tlbf_keys_of(f),
-						f->inserted > 0, false, f->seed, hash, &basis);
+						f->inserted > 0, false, hash, &basis);
 }
 
 /*
@@ -541,7 +768,7 @@ tlbf_key_arg_hash_for_add(FunctionCallInfo fcinfo, int argno, Tlbf *f)
 
 	(void) key_hash_for(call_site_matcher(fcinfo), tlbf_arg_type(fcinfo, argno),
 						PG_GET_COLLATION(), PG_GETARG_DATUM(argno), tlbf_keys_of(f),
-						f->inserted > 0, true, f->seed, &hash, &basis);
+						f->inserted > 0, true, &hash, &basis);
 	tlbf_record_keys(f, basis);
 	return hash;
 }
@@ -558,5 +785,5 @@ tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_key
 {
 	return key_hash_for(call_site_matcher(fcinfo), tlbf_arg_type(fcinfo, argno),
 						PG_GET_COLLATION(), PG_GETARG_DATUM(argno), filter_keys,
-						holds_keys, adding, TLBF_DEFAULT_SEED, hash, basis);
+						holds_keys, adding, hash, basis);
 }

@@ -160,6 +160,7 @@ tlbf_shared_guess_for(SharedKeyGuess *guess, const char *name)
 	strlcpy(guess->name, name, NAMEDATALEN);
 	guess->keys.fields = 0;
 	guess->keys.kinds = 0;
+	guess->keys.tag = 0;
 	guess->holds_keys = false;
 }
 
@@ -532,7 +533,7 @@ rebuild_batch(const char *name, KeyMatcher *matcher, SharedKeyGuess *guess)
 				key.values[c] = SPI_getbinval(SPI_tuptable->vals[i], desc, c + 1, &key.nulls[c]);
 			}
 			basis = tlbf_key_basis(matcher, &key, guess->keys, guess->holds_keys);
-			(void) tlbf_key_hash(matcher, &key, basis, true, TLBF_DEFAULT_SEED, &hashes[n]);
+			(void) tlbf_key_hash(matcher, &key, basis, true, &hashes[n]);
 			times[n] = tlbf_check_insert_time(DatumGetTimestampTz(at));
 			n++;
 		}

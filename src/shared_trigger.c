@@ -256,7 +256,7 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	do
 	{
 		basis = tlbf_key_basis(plan->matcher, &key, plan->guess.keys, plan->guess.holds_keys);
-		(void) tlbf_key_hash(plan->matcher, &key, basis, true, TLBF_DEFAULT_SEED, &hash);
+		(void) tlbf_key_hash(plan->matcher, &key, basis, true, &hash);
 	} while (!tlbf_shared_accept(plan->filter, hash, now, plan->threshold, plan->prior,
 								 plan->when_full, basis, &plan->guess, &is_new));
 	if (is_new)

@@ -124,6 +124,7 @@ extern bool tlbf_bytes_item(const ItemHasher *hasher, Datum item,
 extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);
 extern ItemHasher *tlbf_legacy_item_hasher(Oid type, Oid collation, MemoryContext context);
 extern int	tlbf_key_kind_of_type(Oid type);
+extern void tlbf_type_signature(struct StringInfoData *out, Oid type, Datum value, bool isnull);
 extern void tlbf_row_fields(Datum row, RowFields *out);
 extern TlbfHash tlbf_combine_hashes(const TlbfHash *hashes, const bool *nulls, int n,
 									uint64 seed);
@@ -151,7 +152,7 @@ extern TlbfKeys tlbf_key_own_kinds(KeyMatcher *matcher, const KeyFields *key);
 extern TlbfKeys tlbf_key_basis(KeyMatcher *matcher, const KeyFields *key,
 							   TlbfKeys filter_keys, bool holds_keys);
 extern bool tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
-						  bool adding, uint64 seed, TlbfHash *hash);
+						  bool adding, TlbfHash *hash);
 extern bool tlbf_key_arg_hash(FunctionCallInfo fcinfo, int argno, const Tlbf *f,
 							  TlbfHash *hash);
 extern TlbfHash tlbf_key_arg_hash_for_add(FunctionCallInfo fcinfo, int argno, Tlbf *f);

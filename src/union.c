@@ -22,23 +22,36 @@ span_text(int64 span)
 }
 
 /*
- * Filters that hold keys of different recorded kinds cannot be merged: a
- * key would be converted, and hashed, as one filter's kind only.
+ * Filters that hold keys of recorded kinds that do not join
+ * (tlbf_keys_join) cannot be merged: a key would be converted, and hashed,
+ * as one filter's kind only.  Nor can a filter that holds keys of no
+ * recorded kind (written before 1.4) merge with one that records a kind.
  */
 static void
 check_same_keys(const Tlbf *const *inputs, int n)
 {
 	const Tlbf *first = NULL;
+	TlbfKeys	joined = {0, 0};
+	bool		legacy = false;
 
 	for (int i = 0; i < n; i++)
 	{
 		TlbfKeys	keys = tlbf_keys_of(inputs[i]);
 
-		if (inputs[i]->inserted == 0 || keys.fields == 0)
+		if (inputs[i]->inserted == 0)
 			continue;
+		if (keys.fields == 0)
+		{
+			legacy = true;
+			continue;
+		}
+		keys.tag = joined.tag;	/* the seeds are checked apart */
 		if (first == NULL)
+		{
 			first = inputs[i];
-		else if (!tlbf_keys_equal(tlbf_keys_of(first), keys))
+			joined = keys;
+		}
+		else if (!tlbf_keys_join(joined, keys, &joined))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("cannot merge tlbf filters that hold different kinds of key"),
@@ -47,6 +60,18 @@ check_same_keys(const Tlbf *const *inputs, int n)
 							   tlbf_keys_description(keys)),
 					 errhint("Build the filters from keys of the same type.")));
 	}
+
+	/*
+	 * A filter written before 1.4 hashes keys by their own type, one that
+	 * records its kind converts them: the union could answer neither way.
+	 */
+	if (legacy && first != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("cannot merge a tlbf filter written before version 1.4 with one that records its kind of key"),
+				 errdetail("The older filter records no kind of key; the other holds %s keys.",
+						   tlbf_keys_description(tlbf_keys_of(first))),
+				 errhint("Rebuild the older filter, or merge once its keys have expired (one span).")));
 }
 
 /*
@@ -74,6 +99,13 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 					 errmsg("cannot merge tlbf filters with different span"),
 					 errdetail("One remembers keys for %s, the other for %s.",
 							   span_text(inputs[0]->span), span_text(inputs[i]->span))));
+		if (strcmp(differs, "hash seed") == 0 && inputs[0]->seed != 0 && inputs[i]->seed != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("cannot merge tlbf filters that hold keys of different types"),
+					 errdetail("Both hold %s keys, hashed by the hash functions of types that hash values unlike each other (their seeds differ).",
+							   tlbf_keys_description(tlbf_keys_of(inputs[i]))),
+					 errhint("Build the filters from keys of the same type.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot merge tlbf filters with different %s", differs),

@@ -17,7 +17,7 @@
 TlbfKeys
 tlbf_keys_of(const Tlbf *f)
 {
-	TlbfKeys	keys = {f->key_fields, f->key_kinds};
+	TlbfKeys	keys = {f->key_fields, f->key_kinds, f->seed};
 
 	return keys;
 }
@@ -25,7 +25,7 @@ tlbf_keys_of(const Tlbf *f)
 TlbfKeys
 tlbf_keys_make(const uint8_t *kinds, int nfields)
 {
-	TlbfKeys	keys = {0, 0};
+	TlbfKeys	keys = {0, 0, 0};
 
 	if (nfields < 1 || nfields > TLBF_MAX_KEY_FIELDS)
 		return keys;
@@ -52,7 +52,44 @@ tlbf_key_kind(TlbfKeys keys, int field)
 bool
 tlbf_keys_equal(TlbfKeys a, TlbfKeys b)
 {
-	return a.fields == b.fields && a.kinds == b.kinds;
+	return a.fields == b.fields && a.kinds == b.kinds && a.tag == b.tag;
+}
+
+static bool
+is_float_kind(int kind)
+{
+	return kind == TLBF_KEY_FLOAT || kind == TLBF_KEY_FLOAT4 || kind == TLBF_KEY_FLOAT8;
+}
+
+/*
+ * The kinds a union of filters of kinds a and b holds (both recorded): the
+ * same kinds, where a field of float4 keys meets one of float8 keys "float"
+ * (either; all three hash a number as its float8 value).  False if they
+ * differ otherwise, or their tags (seeds) differ: a key would be converted,
+ * and hashed, as one side's kind only.
+ */
+bool
+tlbf_keys_join(TlbfKeys a, TlbfKeys b, TlbfKeys *out)
+{
+	uint8_t		kinds[TLBF_MAX_KEY_FIELDS];
+
+	if (a.fields != b.fields || a.tag != b.tag)
+		return false;
+	for (int i = 0; i < a.fields; i++)
+	{
+		int			ka = tlbf_key_kind(a, i);
+		int			kb = tlbf_key_kind(b, i);
+
+		if (ka == kb)
+			kinds[i] = (uint8_t) ka;
+		else if (is_float_kind(ka) && is_float_kind(kb))
+			kinds[i] = TLBF_KEY_FLOAT;
+		else
+			return false;
+	}
+	*out = tlbf_keys_make(kinds, a.fields);
+	out->tag = a.tag;
+	return true;
 }
 
 /* Are the key fields of a header well formed for its format version? */
@@ -84,7 +121,7 @@ tlbf_keys_check(TlbfKeys keys)
 	return true;
 }
 
-/* Record the kind of key of a filter that holds none yet. */
+/* Record the kind of key (and its tag) of a filter that holds none yet. */
 void
 tlbf_record_keys(Tlbf *f, TlbfKeys keys)
 {
@@ -92,15 +129,16 @@ tlbf_record_keys(Tlbf *f, TlbfKeys keys)
 	{
 		f->key_fields = keys.fields;
 		f->key_kinds = keys.kinds;
+		f->seed = keys.tag;
 		f->version = TLBF_FORMAT_VERSION;
 	}
 }
 
 /*
- * What the union of inputs[0..n-1] holds: the kind they record, if every
- * input that holds keys records the same; unrecorded if one holds keys of
- * no recorded kind.  False if two record different kinds: a key of one
- * kind would be converted, and hashed, as the other's.  An input without
+ * What the union of inputs[0..n-1] holds: the kinds they record, joined
+ * (tlbf_keys_join) over every input that holds keys; unrecorded if one
+ * holds keys of no recorded kind.  False if two record kinds that do not
+ * join: a key of one kind would be converted, and hashed, as the other's.  An input without
  * keys does not count, unless no input has any.
  */
 bool
@@ -111,6 +149,7 @@ tlbf_merge_keys(const Tlbf *const *inputs, int n, TlbfKeys *out)
 
 	out->fields = 0;
 	out->kinds = 0;
+	out->tag = 0;
 	for (int i = 0; i < n; i++)
 	{
 		TlbfKeys	keys = tlbf_keys_of(inputs[i]);
@@ -124,13 +163,14 @@ tlbf_merge_keys(const Tlbf *const *inputs, int n, TlbfKeys *out)
 			*out = keys;
 			found = true;
 		}
-		else if (!tlbf_keys_equal(*out, keys))
+		else if (!tlbf_keys_join(*out, keys, out))
 			return false;
 	}
 	if (legacy)
 	{
 		out->fields = 0;
 		out->kinds = 0;
+		out->tag = 0;
 	}
 	else if (!found)
 		for (int i = 0; i < n && out->fields == 0; i++)

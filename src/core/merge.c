@@ -40,7 +40,8 @@ tlbf_merge_mismatch(const Tlbf *a, const Tlbf *b)
 		return "span";
 	if (a->hash_scheme != b->hash_scheme)
 		return "hash scheme";
-	if (a->seed != b->seed)
+	/* a filter that never took a key hashed none: its seed does not matter */
+	if (a->seed != b->seed && a->inserted > 0 && b->inserted > 0)
 		return "hash seed";
 	{
 		const Tlbf *pair[2] = {a, b};
@@ -128,9 +129,13 @@ tlbf_merge(Tlbf *out, const Tlbf *const *inputs, int n)
 		{
 			keys.fields = 0;
 			keys.kinds = 0;
+			keys.tag = 0;
 		}
 		out->key_fields = keys.fields;
 		out->key_kinds = keys.kinds;
+		for (int i = 0; i < n; i++)
+			if (inputs[i]->inserted > 0)
+				out->seed = inputs[i]->seed;	/* all the same */
 		out->version = keys.fields > 0 ? TLBF_FORMAT_VERSION : front->version;
 	}
 	for (int i = 0; i < n; i++)

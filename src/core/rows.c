@@ -185,8 +185,12 @@ tlbf_rows_take(const uint8_t *data, size_t len, uint64_t seed, TlbfSentRows *sen
 		return "The rows come in too many runs.";
 	sent->keys.fields = header.key_fields;
 	sent->keys.kinds = header.key_kinds;
+	sent->keys.tag = header.key_tag;
 	if (header.reserved != 0 || !tlbf_keys_check(sent->keys))
 		return "The kind of key is out of range.";
+	/* keys sent as such are of pinned kinds, hashed with seed 0 */
+	if (header.row_kind != TLBF_ROWS_HASHES && header.key_tag != seed)
+		return "The rows' kind does not match their key's tag.";
 	if (header.nrows > 0 &&
 		!(header.oldest >= TLBF_TIME_MIN && header.oldest <= header.newest &&
 		  header.newest < TLBF_TIME_END))

@@ -32,11 +32,17 @@ typedef struct TlbfHash
 	uint64_t	b;
 } TlbfHash;
 
-/* The kinds of a key's fields (tlbf_format.h); fields == 0: not recorded. */
+/*
+ * The kinds of a key's fields (tlbf_format.h); fields == 0: not recorded.
+ * 'tag' is the filter's seed: 0, or where a field is of kind other or
+ * container, a hash of those fields' types (see key_match.c in the glue),
+ * so that a key of another such type is refused instead of hashed anew.
+ */
 typedef struct TlbfKeys
 {
 	uint16_t	fields;
 	uint32_t	kinds;
+	uint64_t	tag;
 } TlbfKeys;
 
 /* What the caller asks for when creating a filter. */
@@ -136,6 +142,7 @@ extern TlbfKeys tlbf_keys_of(const Tlbf *f);
 extern TlbfKeys tlbf_keys_make(const uint8_t *kinds, int nfields);
 extern int	tlbf_key_kind(TlbfKeys keys, int field);
 extern bool tlbf_keys_equal(TlbfKeys a, TlbfKeys b);
+extern bool tlbf_keys_join(TlbfKeys a, TlbfKeys b, TlbfKeys *out);
 extern bool tlbf_keys_valid(const Tlbf *f);
 extern bool tlbf_keys_check(TlbfKeys keys);
 extern void tlbf_record_keys(Tlbf *f, TlbfKeys keys);

@@ -69,7 +69,8 @@ typedef struct Tlbf
 	uint32_t	nslices;		/* entries in the slice directory */
 	uint32_t	key_kinds;		/* TlbfKeyKind of each field, 4 bits each,
 								 * the first field lowest */
-	uint64_t	seed;			/* hash seed; filters merge only if equal */
+	uint64_t	seed;			/* hash seed; filters merge only if equal
+								 * (the key's tag, see TlbfKeys) */
 	int64_t		span;			/* microseconds a key must be remembered */
 	double		error_rate;		/* target false-positive rate */
 	uint64_t	capacity;		/* the creator's guess of keys per span */
@@ -95,17 +96,23 @@ typedef enum TlbfKeyKind
 	TLBF_KEY_UNRECORDED = 0,
 	TLBF_KEY_INTEGER,			/* int2, int4, int8 */
 	TLBF_KEY_NUMERIC,
-	TLBF_KEY_FLOAT,				/* float4, float8 */
+	TLBF_KEY_FLOAT,				/* float4 or float8: written by 1.4, or a
+								 * union of the two below */
 	TLBF_KEY_TEXT,				/* text, varchar, bpchar, name */
 	TLBF_KEY_UUID,
 	TLBF_KEY_BYTEA,
 	TLBF_KEY_DATE,
 	TLBF_KEY_TIMESTAMP,
 	TLBF_KEY_TIMESTAMPTZ,
-	TLBF_KEY_OTHER				/* hashed by its type's hash function */
+	TLBF_KEY_OTHER,				/* hashed by its type's hash function */
+	TLBF_KEY_ENUM,				/* an enum, hashed by its label (1.5) */
+	TLBF_KEY_FLOAT4,			/* float4 (1.5) */
+	TLBF_KEY_FLOAT8,			/* float8 (1.5) */
+	TLBF_KEY_CONTAINER			/* an array, range or row holding enums or
+								 * rows, hashed element by element (1.5) */
 } TlbfKeyKind;
 
-#define TLBF_KEY_KIND_MAX	TLBF_KEY_OTHER
+#define TLBF_KEY_KIND_MAX	TLBF_KEY_CONTAINER
 #define TLBF_MAX_KEY_FIELDS 8	/* 4 bits each in key_kinds */
 
 typedef struct TlbfSlice

@@ -107,7 +107,7 @@ typedef struct TlbfRowCursor
  * TLBF_MAX_SENT_RUNS runs, and a receiver refuses a stream with more.
  */
 #define TLBF_ROWS_MAGIC		0x52424C54u /* "TLBR" read as little-endian */
-#define TLBF_ROWS_VERSION	2	/* 2: with the kind of key */
+#define TLBF_ROWS_VERSION	3	/* 2: with the kind of key; 3: its tag */
 #define TLBF_MAX_SENT_RUNS	16
 
 typedef struct TlbfRowsHeader
@@ -125,6 +125,7 @@ typedef struct TlbfRowsHeader
 	uint32_t	key_kinds;		/* the kind of key, as in a filter's header */
 	uint16_t	key_fields;
 	uint16_t	reserved;		/* zero */
+	uint64_t	key_tag;		/* the key's tag (TlbfKeys), the rows' seed */
 } TlbfRowsHeader;
 
 /* A TlbfRun as it is sent; the offset counts from the first row. */

@@ -495,7 +495,10 @@ test_union_false_positives(void **state)
 	tf_free(&whole);
 }
 
-/* Filters that hash differently or forget at different times cannot merge. */
+/*
+ * Filters that hash differently or forget at different times cannot merge
+ * (an empty filter's seed does not count).
+ */
 static void
 test_union_mismatch(void **state)
 {
@@ -507,6 +510,11 @@ test_union_mismatch(void **state)
 	assert_string_equal(tlbf_merge_mismatch(a.f, b.f), "span");
 	b.f->span = SPAN;
 	b.f->seed = 99;
+	/* a filter that never took a key hashed none: any seed merges */
+	assert_null(tlbf_merge_mismatch(a.f, b.f));
+	tf_add(&a, 1, START);
+	assert_null(tlbf_merge_mismatch(a.f, b.f));
+	tf_add(&b, 1, START);
 	assert_string_equal(tlbf_merge_mismatch(a.f, b.f), "hash seed");
 	tf_free(&a);
 	tf_free(&b);
