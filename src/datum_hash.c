@@ -88,14 +88,16 @@ typedef enum ItemKind
 	ITEM_ARRAY,					/* these three: holding enums or rows */
 	ITEM_RANGE,
 	ITEM_MULTIRANGE,
-	ITEM_EXTENDED_HASH
+	ITEM_EXTENDED_HASH,
+	ITEM_HASH32					/* a hash operator class without an extended
+								 * hash function */
 } ItemKind;
 
 struct ItemHasher
 {
 	ItemKind	kind;
 	Oid			collation;
-	FmgrInfo	extended_hash;	/* for ITEM_EXTENDED_HASH */
+	FmgrInfo	extended_hash;	/* for ITEM_EXTENDED_HASH, ITEM_HASH32 */
 	MemoryContext context;		/* for the hashers below */
 	Oid			row_type;		/* ITEM_COMPOSITE: the row type they are for */
 	int32		row_typmod;
@@ -411,20 +413,32 @@ tlbf_type_signature(StringInfo out, Oid type, Datum value, bool isnull)
 	}
 }
 
-/* Hash values of 'type' with the type's extended hash function. */
+/*
+ * Hash values of 'type' with the type's extended hash function, or, for a
+ * type whose hash operator class has only the 32-bit one (ltree, isn), with
+ * that: its value-based hash, with more collisions (about n / 2^32 of a
+ * filter's n keys, well under its error rate).
+ */
 static void
 use_extended_hash(ItemHasher *hasher, Oid type, Oid base_type, MemoryContext context)
 {
-	TypeCacheEntry *entry = lookup_type_cache(base_type, TYPECACHE_HASH_EXTENDED_PROC);
+	TypeCacheEntry *entry = lookup_type_cache(base_type, TYPECACHE_HASH_EXTENDED_PROC |
+											  TYPECACHE_HASH_PROC);
 
-	if (!OidIsValid(entry->hash_extended_proc))
+	if (OidIsValid(entry->hash_extended_proc))
+	{
+		hasher->kind = ITEM_EXTENDED_HASH;
+		fmgr_info_cxt(entry->hash_extended_proc, &hasher->extended_hash, context);
+		return;
+	}
+	if (!OidIsValid(entry->hash_proc))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("could not identify an extended hash function for type %s",
+				 errmsg("could not identify a hash function for type %s",
 						format_type_be(type)),
 				 errhint("tlbf hashes types that have a hash operator class; cast the item to text.")));
-	hasher->kind = ITEM_EXTENDED_HASH;
-	fmgr_info_cxt(entry->hash_extended_proc, &hasher->extended_hash, context);
+	hasher->kind = ITEM_HASH32;
+	fmgr_info_cxt(entry->hash_proc, &hasher->extended_hash, context);
 }
 
 /* How a value of a type that is not pinned is hashed (see the top). */
@@ -862,6 +876,14 @@ tlbf_hash_item(ItemHasher *hasher, Datum value, uint64 seed)
 																 hasher->collation,
 																 value,
 																 UInt64GetDatum(seed)));
+
+				return tlbf_hash_bytes(&h, sizeof(h), seed);
+			}
+		case ITEM_HASH32:
+			{
+				uint32		h = DatumGetUInt32(FunctionCall1Coll(&hasher->extended_hash,
+																 hasher->collation,
+																 value));
 
 				return tlbf_hash_bytes(&h, sizeof(h), seed);
 			}

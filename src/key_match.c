@@ -31,7 +31,8 @@
  *	  text			text, varchar, bpchar, name and untyped literals only
  *	  enum			enums (by label); text, read as a label
  *	  uuid, bytea	their own type; text parsed as one
- *	  date			date; text is refused (its parsing depends on DateStyle)
+ *	  date			date; a timestamp at midnight (any other equals no date);
+ *					text is refused (its parsing depends on DateStyle)
  *	  timestamp		timestamp; date (midnight)
  *	  timestamptz	timestamptz only
  *	  other			any type of this kind: each is hashed by its own hash
@@ -497,6 +498,17 @@ convert(int from, int to, Oid type, Datum value, bool adding, Datum *out, Oid *o
 			*out_type = TIMESTAMPOID;
 			*out = DirectFunctionCall1(date_timestamp, value);
 			return true;
+		case TLBF_KEY_DATE:
+			{
+				/* SQL compares a date with a timestamp as the date's midnight */
+				Timestamp	at = DatumGetTimestamp(value);
+
+				*out_type = DATEOID;
+				if (TIMESTAMP_NOT_FINITE(at) || at % USECS_PER_DAY != 0)
+					return false;
+				*out = DirectFunctionCall1(timestamp_date, value);
+				return true;
+			}
 	}
 	pg_unreachable();
 }
@@ -521,6 +533,8 @@ convertible(int from, int to)
 			return from == TLBF_KEY_TEXT;
 		case TLBF_KEY_TIMESTAMP:
 			return from == TLBF_KEY_DATE;
+		case TLBF_KEY_DATE:
+			return from == TLBF_KEY_TIMESTAMP;
 		default:
 			return false;
 	}
@@ -630,6 +644,12 @@ hash_field(KeyMatcher *matcher, const KeyFields *key, int field, TlbfKeys filter
 	error_context_stack = context.previous;
 	if (!representable)
 	{
+		if (adding && to == TLBF_KEY_DATE)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("key %s is not a date, and the tlbf filter holds date keys",
+							text_of(type, key->values[field])),
+					 errhint("Cast the key to date, or build the filter from timestamp keys.")));
 		if (adding)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
