@@ -562,7 +562,7 @@ BEGIN
                    FROM @extschema@.tlbf_cluster_versions() v
                    WHERE pg_catalog.citus_is_coordinator()
                      AND v.node IS NOT NULL
-                     AND COALESCE(v.version OPERATOR(pg_catalog.<>) '1.4', true)$q$
+                     AND COALESCE(pg_catalog.string_to_array(v.version, '.')::int[] OPERATOR(pg_catalog.<) '{1,4}', true)$q$
             INTO behind;
         IF behind IS NOT NULL THEN
             RAISE EXCEPTION 'ALTER EXTENSION tlbf UPDATE on a Citus coordinator must reach the workers'

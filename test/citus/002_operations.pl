@@ -22,7 +22,7 @@
 #    counted right.
 # 4. DDL: DROP EXTENSION while the workers hold shared filters (Citus
 #    commits it there with two-phase commit); an upgrade from 1.3 with DDL
-#    propagation off is refused until every worker runs 1.4, with it on it
+#    propagation off is refused until every worker runs the new version, with it on it
 #    updates every node, and tlbf_check_cluster() names a node that runs
 #    another version.
 # Run by scripts/citus.sh on a PostgreSQL that has Citus.
@@ -271,14 +271,14 @@ like($behind, qr/DETAIL:  citus\.enable_ddl_propagation is off, and localhost:${
 	'... while one worker is behind: its error names that worker only');
 $workers[1]->safe_psql('postgres', q{SET citus.enable_ddl_propagation = off; ALTER EXTENSION tlbf UPDATE});
 is(query(q{SET citus.enable_ddl_propagation = off; ALTER EXTENSION tlbf UPDATE;
-		SELECT string_agg(version, ' ') FROM tlbf_cluster_versions()}), '1.4 1.4 1.4',
+		SELECT string_agg(version, ' ') FROM tlbf_cluster_versions()}), '1.5 1.5 1.5',
 	'with every worker updated first, the coordinator updates with propagation off');
 # and the usual way: from the coordinator, propagation on
 query(q{DROP EXTENSION tlbf CASCADE; CREATE EXTENSION tlbf VERSION '1.3'; ALTER EXTENSION tlbf UPDATE});
 is(query(q{SELECT string_agg(concat_ws(' ', coalesce(node, 'here'), port, version), ', ') FROM tlbf_cluster_versions()}),
-	join(', ', 'here 1.4', map { 'localhost ' . $_->port . ' 1.4' } sort { $a->port <=> $b->port } @workers),
-	'with propagation on, every node runs 1.4 (tlbf_cluster_versions)');
-is(query(q{SELECT tlbf_check_cluster()}), '1.4', 'tlbf_check_cluster() agrees');
+	join(', ', 'here 1.5', map { 'localhost ' . $_->port . ' 1.5' } sort { $a->port <=> $b->port } @workers),
+	'with propagation on, every node runs 1.5 (tlbf_cluster_versions)');
+is(query(q{SELECT tlbf_check_cluster()}), '1.5', 'tlbf_check_cluster() agrees');
 query(q{
 	CREATE TABLE visits (user_id bigint, at timestamptz);
 	SELECT create_distributed_table('visits', 'user_id');

@@ -1,4 +1,4 @@
--- tlbf 1.4, installed in one step: the objects that tlbf--1.0.sql and the
+-- tlbf 1.5, installed in one step: the objects that tlbf--1.0.sql and the
 -- update scripts after it make, written out as they end up.  The upgrade
 -- test compares a database updated from 1.0 with one installed from this
 -- file, object by object: a change must be made in both places.
