@@ -291,6 +291,6 @@ like(failure(q{SELECT tlbf_check_cluster()}),
 	qr/^55000 tlbf versions differ between the nodes of this Citus cluster/,
 	'a node that says it runs 1.3: tlbf_check_cluster() fails (55000) ...');
 my (undef, undef, $detail) = $coordinator->psql('postgres', q{SELECT tlbf_check_cluster()});
-like($detail, qr/This node has 1\.4; localhost:${\ $workers[1]->port } has 1\.3\./, '... and names it');
+like($detail, qr/This node has 1\.5; localhost:${\ $workers[1]->port } has 1\.3\./, '... and names it');
 
 done_testing();
