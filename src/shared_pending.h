@@ -1,0 +1,47 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_pending.h
+ *	  Keys that transactions still open have added to shared filters: they
+ *	  enter a filter's bits only when their transaction commits.
+ *	  No catalog access; the store (shared_store.c) calls these under the
+ *	  filter's lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_SHARED_PENDING_H
+#define TLBF_SHARED_PENDING_H
+
+#include "tlbf_pg.h"
+
+/* What a transaction that adds a key finds among the keys pending. */
+typedef enum PendingFound
+{
+	PENDING_NONE,				/* no transaction that may commit added it */
+	PENDING_STORED,				/* a committed transaction stored it, or
+								 * this one did (or is storing it) */
+	PENDING_WAIT				/* another open transaction added it: wait */
+} PendingFound;
+
+/* The filter a key is pending for: its slot and which filter held it. */
+typedef struct PendingFilter
+{
+	int			slot;
+	uint64		generation;
+} PendingFilter;
+
+extern int	tlbf_max_pending_keys;
+
+extern void tlbf_pending_init(void);
+extern PendingFound tlbf_pending_find(PendingFilter filter, TlbfHash hash,
+									  TransactionId *wait_for, TlbfTime *at);
+extern void tlbf_pending_reserve(PendingFilter filter, TlbfHash hash, TlbfTime at,
+								 bool stored);
+extern bool tlbf_pending_confirm(PendingFilter filter, TlbfHash hash);
+extern int	tlbf_pending_count(PendingFilter filter);
+
+/* what tlbf_pending_fold does with each key of a committed transaction */
+typedef bool (*PendingFoldFn) (void *arg, TlbfHash hash, TlbfTime at);
+extern int	tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg);
+extern void tlbf_pending_forget(PendingFilter filter);
+
+#endif							/* TLBF_SHARED_PENDING_H */
