@@ -498,6 +498,8 @@ load_one(Oid relid, const char *name, bool wait, List **not_loaded)
 			break;				/* dropped, loaded by another session, or bad */
 		row = linitial(saved);
 		result = tlbf_directory_install(row->name, row->filter, row->region, drops);
+		/* installed or not, its bytes are not needed here: one filter at a time */
+		pfree(row->filter);
 		if (result == INSTALL_NO_SLOT || result == INSTALL_NO_ROOM)
 			*not_loaded = lappend(*not_loaded,
 								  unloaded(row->name,
