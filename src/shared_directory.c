@@ -33,10 +33,11 @@
  * EXTENSION on its workers with two-phase commit): its drops then stay in
  * the slots, marked, and the slots are settled by whoever looks once the
  * prepared transaction has ended, whichever backend ended it.  Meanwhile
- * such a slot is not listed for saving.  The marks do not outlive a
- * restart; the prepared transaction's locks do, and keep the store from
- * loading the filter again (shared_store.c).  Creating a filter in a
- * transaction that is prepared is refused.
+ * such a slot, as any that a transaction drops, is not listed for saving
+ * (tlbf_directory_changed).  The marks do not outlive a restart; the
+ * prepared transaction's locks do, and keep the store from loading the
+ * filter again (shared_store.c).  Creating a filter in a transaction that
+ * is prepared is refused.
  *
  * A snapshot loaded from the table must not bring back a filter dropped
  * while the load was reading: every slot freed bumps 'drops', and an
