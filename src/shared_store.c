@@ -59,6 +59,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/twophase.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_extension.h"
@@ -91,6 +92,14 @@
 #define LOAD_ATTEMPTS		10
 
 static object_access_hook_type previous_object_access_hook = NULL;
+
+/*
+ * Has this transaction locked names to adopt them (tlbf_store_adopt)?  It
+ * cannot be prepared then: a prepared transaction that holds a name's
+ * lock is taken for one that drops the filter.  (Still set if the adopting
+ * subtransaction rolled back: the refusal errs on the safe side.)
+ */
+static bool adopting = false;
 
 /* Why a saved filter of this database is not in shared memory. */
 typedef enum UnloadedWhy
@@ -892,6 +901,7 @@ tlbf_store_adopt(void)
 					 errhint("After ROLLBACK PREPARED, adopt it with tlbf_shared_adopt(); after COMMIT PREPARED it is gone.")));
 			continue;
 		}
+		adopting = true;
 		values[1] = CStringGetTextDatum(name);
 		adopted += (int64) write_snapshots(relid,
 										   "UPDATE %s.tlbf_shared_filters SET database_oid = $1 "
@@ -1086,10 +1096,35 @@ on_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	}
 }
 
-/* Install the hook that drops filters with the extension (preloaded only). */
+/*
+ * A transaction that adopted saved filters cannot be prepared (see
+ * 'adopting'); the mark goes with the transaction, however it ends.
+ */
+static void
+on_transaction_end(XactEvent event, void *arg)
+{
+	if (!adopting)
+		return;
+	if (event == XACT_EVENT_PRE_PREPARE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot prepare a transaction that adopted shared tlbf filters"),
+				 errdetail("Until it ended, their names would stay locked as if a prepared transaction dropped them."),
+				 errhint("Run tlbf_shared_adopt() in a transaction of its own.")));
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		adopting = false;
+}
+
+/*
+ * Install the hook that drops filters with the extension, and the check
+ * that a transaction that adopted filters is not prepared (preloaded
+ * only).
+ */
 void
 tlbf_store_init(void)
 {
 	previous_object_access_hook = object_access_hook;
 	object_access_hook = on_object_access;
+	RegisterXactCallback(on_transaction_end, NULL);
 }

@@ -21,7 +21,8 @@
 #   a database whose DROP EXTENSION is prepared, fails with 55006 instead
 #   of waiting; in a copy of a database, tlbf_shared_adopt() leaves a row
 #   that a prepared transaction deletes, with a WARNING, and adopts it
-#   after ROLLBACK PREPARED.
+#   after ROLLBACK PREPARED; a transaction that adopted filters cannot be
+#   prepared (0A000).
 #
 # Every session has lock_timeout = 30s: a use that waited for a prepared
 # transaction would fail with 55P03 instead of hanging the test.  No test
@@ -117,6 +118,9 @@ is(result('copied', 'SELECT tlbf_shared_adopt()', \$err), '0',
 like($err, qr/WARNING:  55006: shared tlbf filter "c" is being dropped by a prepared transaction/,
 	'... with a WARNING that says so');
 $node->safe_psql('copied', q{ROLLBACK PREPARED 'drop_copied'});
+is(result('copied', q{BEGIN; SELECT tlbf_shared_adopt(); PREPARE TRANSACTION 'adopt'}), 'ERROR 0A000',
+	'a transaction that adopted filters cannot be prepared (it holds their names)');
+is(result('copied', 'SELECT count(*) FROM pg_prepared_xacts'), '0', '... and it rolled back');
 is(result('copied', 'SELECT tlbf_shared_adopt()'), '1', '... after ROLLBACK PREPARED it adopts it');
 is(result('copied', q{SELECT count(*) FROM generate_series(1, 100) k WHERE tlbf_shared_contains('c', k)}),
 	'100', '... and the filter loads with its keys');
