@@ -29,7 +29,8 @@
  * Nothing here waits for a lock that a prepared transaction holds, which
  * may be held for ever: such a filter is neither loaded nor saved, and
  * every use of it fails with 55006 until the transaction ends
- * (prepared_holder).
+ * (prepared_holder).  A transaction that adopted filters holds their
+ * names too, so it cannot be prepared.
  *
  * Loading fills the cluster's shared pool, which only members of
  * tlbf_admin (and superusers) may do.  So a row is loaded only if it was
