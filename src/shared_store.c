@@ -123,10 +123,10 @@ typedef struct Unloaded
 
 /*
  * The prepared transaction that holds a lock on 'tag' that conflicts with
- * 'mode', or InvalidTransactionId if none does.  Its locks were written to
- * its state file at PREPARE and taken again when the server started, so
- * it holds them until COMMIT PREPARED or ROLLBACK PREPARED, which may
- * never come: nothing here may wait for them.
+ * 'mode', or InvalidTransactionId if none does.  Its locks are written to
+ * its state file at PREPARE and taken again if the server restarts, so it
+ * holds them until COMMIT PREPARED or ROLLBACK PREPARED, which may never
+ * come: nothing here may wait for them.
  */
 static TransactionId
 prepared_holder(const LOCKTAG *tag, LOCKMODE mode)
@@ -158,7 +158,7 @@ typedef enum NameLock
  * ExclusiveLock to create, drop or adopt it, ShareLock to load or save
  * it.  A transaction that holds the name is waited for if 'wait', but
  * never a prepared one (NAME_PREPARED, its XID in *prepared): only a
- * drop holds a name when it is prepared (a create cannot be prepared),
+ * drop holds a name when it is prepared (a create or an adopt cannot be),
  * and it holds it until COMMIT PREPARED or ROLLBACK PREPARED.  (A
  * transaction that prepares while it is waited for is waited for until
  * it ends, as for any lock of it; lock_timeout and a cancel apply.)
