@@ -32,8 +32,12 @@
  * A transaction that dropped filters may be prepared (Citus commits DROP
  * EXTENSION on its workers with two-phase commit): its drops then stay in
  * the slots, marked, and the slots are settled by whoever looks once the
- * prepared transaction has ended, whichever backend ended it.  Creating a
- * filter in a transaction that is prepared is refused.
+ * prepared transaction has ended, whichever backend ended it.  Meanwhile
+ * such a slot, as any that a transaction drops, is not listed for saving
+ * (tlbf_directory_changed).  The marks do not outlive a restart; the
+ * prepared transaction's locks do, and keep the store from loading the
+ * filter again (shared_store.c).  Creating a filter in a transaction that
+ * is prepared is refused.
  *
  * A snapshot loaded from the table must not bring back a filter dropped
  * while the load was reading: every slot freed bumps 'drops', and an
@@ -263,6 +267,19 @@ prepared_drop_ended(const SharedSlot *s, bool *committed)
 		return false;
 	*committed = TransactionIdDidCommit(s->dropped_by);
 	return true;
+}
+
+/*
+ * Is a transaction that has not ended dropping the filter in slot s?  (A
+ * prepared drop that ended is settled by the next exclusive holder of the
+ * directory: until then, one that rolled back drops nothing.)
+ */
+static bool
+being_dropped(const SharedSlot *s)
+{
+	bool		committed;
+
+	return TransactionIdIsValid(s->dropped_by) && !prepared_drop_ended(s, &committed);
 }
 
 /* Does this transaction see the filter in slot s? */
@@ -769,7 +786,12 @@ tlbf_directory_names(void)
 	return names;
 }
 
-/* This database's committed filters changed since they were last saved. */
+/*
+ * This database's committed filters changed since they were last saved,
+ * but for those a transaction is dropping: their rows are being deleted,
+ * and one a prepared transaction drops must not be written back before
+ * COMMIT PREPARED (nor waited for).
+ */
 List *
 tlbf_directory_changed(void)
 {
@@ -783,7 +805,7 @@ tlbf_directory_changed(void)
 		SharedFilterId *id;
 
 		if (!visible(s) || TransactionIdIsValid(s->created_by) ||
-			s->changes == s->saved_changes)
+			being_dropped(s) || s->changes == s->saved_changes)
 			continue;
 		id = palloc(sizeof(SharedFilterId));
 		id->slot = i;

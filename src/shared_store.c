@@ -18,8 +18,19 @@
  * hold is loaded from its row the first time a session asks for it.
  * Loading reads the table with a fresh snapshot, never the caller's: a
  * REPEATABLE READ transaction whose snapshot predates a drop must not
- * bring the dropped filter back.  A drop that commits while the load
- * reads is caught by the directory (INSTALL_STALE) and the load retried.
+ * bring the dropped filter back.  Each filter is loaded under its name's
+ * lock, and its row read again once the lock is held, so that no drop
+ * commits between the read and the install (load_one).
+ *
+ * A drop may be prepared (two-phase commit), and the server may stop
+ * before COMMIT PREPARED: the directory's mark on the slot is then lost,
+ * but the prepared transaction's locks are not (PostgreSQL takes them
+ * again at startup), on the name or, for DROP EXTENSION, on the table.
+ * Nothing here waits for a lock that a prepared transaction holds, which
+ * may be held for ever: such a filter is neither loaded nor saved, and
+ * every use of it fails with 55006 until the transaction ends
+ * (prepared_holder).  A transaction that adopted filters holds their
+ * names too, so it cannot be prepared.
  *
  * Loading fills the cluster's shared pool, which only members of
  * tlbf_admin (and superusers) may do.  So a row is loaded only if it was
@@ -48,6 +59,8 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/twophase.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_extension.h"
@@ -81,13 +94,22 @@
 
 static object_access_hook_type previous_object_access_hook = NULL;
 
+/*
+ * Has this transaction locked names to adopt them (tlbf_store_adopt)?  It
+ * cannot be prepared then: a prepared transaction that holds a name's
+ * lock is taken for one that drops the filter.  (Still set if the adopting
+ * subtransaction rolled back: the refusal errs on the safe side.)
+ */
+static bool adopting = false;
+
 /* Why a saved filter of this database is not in shared memory. */
 typedef enum UnloadedWhy
 {
 	UNLOADED_NOT_ADOPTED,		/* its row was written by another database */
 	UNLOADED_OLD_TABLE,			/* the table predates 1.4: rows are unstamped */
 	UNLOADED_NO_SLOT,			/* tlbf.max_shared_filters are taken */
-	UNLOADED_NO_ROOM			/* tlbf.shared_memory has no room for it */
+	UNLOADED_NO_ROOM,			/* tlbf.shared_memory has no room for it */
+	UNLOADED_BEING_DROPPED		/* a prepared transaction drops it */
 } UnloadedWhy;
 
 typedef struct Unloaded
@@ -96,21 +118,132 @@ typedef struct Unloaded
 	UnloadedWhy why;
 	Oid			written_by;		/* NOT_ADOPTED: the database its row names */
 	Size		region;			/* NO_ROOM: the bytes it needs */
+	TransactionId prepared;		/* BEING_DROPPED: the transaction */
 } Unloaded;
 
 /*
- * Lock a filter name of this database to the end of the transaction:
- * ExclusiveLock to create or drop it, ShareLock to save it.
+ * The prepared transaction that holds a lock on 'tag' that conflicts with
+ * 'mode', or InvalidTransactionId if none does.  Its locks are written to
+ * its state file at PREPARE and taken again if the server restarts, so it
+ * holds them until COMMIT PREPARED or ROLLBACK PREPARED, which may never
+ * come: nothing here may wait for them.
  */
-static bool
-lock_name(const char *name, LOCKMODE mode, bool wait)
+static TransactionId
+prepared_holder(const LOCKTAG *tag, LOCKMODE mode)
+{
+	int			count;
+	VirtualTransactionId *holders = GetLockConflicts(tag, mode, &count);
+	TransactionId prepared = InvalidTransactionId;
+
+	for (int i = 0; i < count && !TransactionIdIsValid(prepared); i++)
+	{
+		bool		more = false;
+
+		prepared = TwoPhaseGetXidByVirtualXID(holders[i], &more);
+	}
+	pfree(holders);
+	return prepared;
+}
+
+/* How lock_name went. */
+typedef enum NameLock
+{
+	NAME_LOCKED,
+	NAME_BUSY,					/* another transaction holds it (not waited for) */
+	NAME_PREPARED				/* a prepared transaction holds it */
+} NameLock;
+
+/*
+ * Lock a filter name of this database to the end of the transaction:
+ * ExclusiveLock to create, drop or adopt it, ShareLock to load or save
+ * it.  A transaction that holds the name is waited for if 'wait', but
+ * never a prepared one (NAME_PREPARED, its XID in *prepared): only a
+ * drop holds a name when it is prepared (a create or an adopt cannot be),
+ * and it holds it until COMMIT PREPARED or ROLLBACK PREPARED.  (A
+ * transaction that prepares while it is waited for is waited for until
+ * it ends, as for any lock of it; lock_timeout and a cancel apply.)
+ */
+static NameLock
+lock_name(const char *name, LOCKMODE mode, bool wait, TransactionId *prepared)
 {
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
 						 hash_bytes((const unsigned char *) name, (int) strlen(name)),
 						 NAME_LOCK_KEY, NAME_LOCK_FIELD);
-	return LockAcquire(&tag, mode, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+	if (LockAcquire(&tag, mode, false, true) != LOCKACQUIRE_NOT_AVAIL)
+		return NAME_LOCKED;
+	*prepared = prepared_holder(&tag, mode);
+	if (TransactionIdIsValid(*prepared))
+		return NAME_PREPARED;
+	if (!wait)
+		return NAME_BUSY;
+	(void) LockAcquire(&tag, mode, false, false);
+	return NAME_LOCKED;
+}
+
+/* Let go of a lock lock_name took (a load holds it only while it loads). */
+static void
+unlock_name(const char *name, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
+						 hash_bytes((const unsigned char *) name, (int) strlen(name)),
+						 NAME_LOCK_KEY, NAME_LOCK_FIELD);
+	LockRelease(&tag, mode, false);
+}
+
+/*
+ * Every use of a name that a prepared transaction drops fails with this
+ * until that transaction ends: loading its saved copy would bring back a
+ * filter that COMMIT PREPARED then drops from the table only.
+ */
+static void
+report_being_dropped(const char *name, TransactionId prepared)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_IN_USE),
+			 errmsg("shared tlbf filter \"%s\" is being dropped by a prepared transaction", name),
+			 errdetail("Prepared transaction %u dropped it.  Until that transaction ends, the filter is not loaded from its saved copy, saved, created or dropped.",
+					   prepared),
+			 errhint("End the prepared transaction (pg_prepared_xacts lists it): after COMMIT PREPARED the filter is gone, after ROLLBACK PREPARED it is loaded again on its next use.")));
+}
+
+/* Lock filter 'name' with lock_name to create or drop it. */
+static void
+lock_name_to_change(const char *name)
+{
+	TransactionId prepared;
+
+	if (lock_name(name, ExclusiveLock, true, &prepared) == NAME_PREPARED)
+		report_being_dropped(name, prepared);
+}
+
+/*
+ * Lock the snapshot table 'relid' in 'mode' to the end of the transaction
+ * (or until the caller unlocks it), waiting for a transaction that holds
+ * it, but not for a prepared one: a prepared DROP EXTENSION holds it in
+ * AccessExclusiveLock until COMMIT PREPARED or ROLLBACK PREPARED.
+ */
+static void
+lock_snapshot_table(Oid relid, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+	TransactionId prepared;
+
+	if (ConditionalLockRelationOid(relid, mode))
+		return;
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	prepared = prepared_holder(&tag, mode);
+	if (TransactionIdIsValid(prepared))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("table tlbf_shared_filters is locked by a prepared transaction"),
+				 errdetail("Prepared transaction %u holds a lock on it (it ran DROP EXTENSION tlbf, or changed the table).  Until that transaction ends, no shared filter of this database is loaded from the table or written to it.",
+						   prepared),
+				 errhint("End the prepared transaction with COMMIT PREPARED or ROLLBACK PREPARED (pg_prepared_xacts lists it).")));
+	LockRelationOid(relid, mode);
 }
 
 static void
@@ -144,7 +277,20 @@ open_snapshot_table(bool *stamped)
 
 	if (!OidIsValid(relid))
 		return NULL;
-	rel = table_open(relid, AccessShareLock);
+	/* a standby: the startup process holds a prepared transaction's locks */
+	if (RecoveryInProgress())
+		rel = table_open(relid, AccessShareLock);
+	else
+	{
+		lock_snapshot_table(relid, AccessShareLock);
+		/* dropped while the lock was waited for? */
+		rel = try_table_open(relid, NoLock);
+		if (rel == NULL)
+		{
+			UnlockRelationOid(relid, AccessShareLock);
+			return NULL;
+		}
+	}
 	desc = RelationGetDescr(rel);
 	if (desc->natts < SNAPSHOT_REGION ||
 		!column_is(desc, SNAPSHOT_NAME, TEXTOID) ||
@@ -199,16 +345,28 @@ written_here(HeapTuple tuple, TupleDesc desc, bool stamped, UnloadedWhy *why,
 	return *written_by == MyDatabaseId;
 }
 
+/* Which rows of the snapshot table read_saved returns, and what of them. */
+typedef struct RowsWanted
+{
+	Snapshot	snapshot;		/* NULL: a fresh catalog snapshot */
+	bool		skip_held;		/* not those whose filter shared memory holds */
+	List	  **unloaded_rows;	/* if set, only this database's (see read_row) */
+	const char *only;			/* if set, only the row of this name */
+	bool		names_only;		/* their names, not their filters */
+} RowsWanted;
+
 /*
  * Read one row: true with its fields, checked and copied, in *saved; false
- * after a WARNING if any field is bad, or if it is to be left alone: with
+ * after a WARNING if any field is bad, or if it is not wanted: with
  * 'skip_held', one whose filter shared memory holds; with 'unloaded_rows'
  * (loading into this server's pool), one another database wrote, which is
- * added to *unloaded_rows.
+ * added to *unloaded_rows; with 'only', one of another name (no WARNING
+ * then for its name: it was given when the names were read).  With
+ * 'names_only', only its name is read and checked.
  */
 static bool
-read_row(HeapTuple tuple, TupleDesc desc, bool stamped, bool skip_held,
-		 List **unloaded_rows, SavedFilter *saved)
+read_row(HeapTuple tuple, TupleDesc desc, bool stamped, const RowsWanted *wanted,
+		 SavedFilter *saved)
 {
 	bool		isnull;
 	Datum		name = heap_getattr(tuple, SNAPSHOT_NAME, desc, &isnull);
@@ -219,12 +377,17 @@ read_row(HeapTuple tuple, TupleDesc desc, bool stamped, bool skip_held,
 	Oid			written_by;
 
 	saved->unsaved = false;
+	saved->filter = NULL;
+	saved->region = 0;
 	if (isnull)
 	{
-		report_bad_row("", "It has no name.");
+		if (wanted->only == NULL)
+			report_bad_row("", "It has no name.");
 		return false;
 	}
 	saved->name = TextDatumGetCString(name);
+	if (wanted->only != NULL && strcmp(saved->name, wanted->only) != 0)
+		return false;
 	if (saved->name[0] == '\0' || strlen(saved->name) >= NAMEDATALEN)
 	{
 		report_bad_row(saved->name,
@@ -233,13 +396,17 @@ read_row(HeapTuple tuple, TupleDesc desc, bool stamped, bool skip_held,
 		return false;
 	}
 	/* a filter shared memory has would not be loaded: leave its bytes */
-	if (skip_held && tlbf_directory_holds(saved->name))
+	if (wanted->skip_held && tlbf_directory_holds(saved->name))
 		return false;
-	if (unloaded_rows != NULL && !written_here(tuple, desc, stamped, &why, &written_by))
+	if (wanted->unloaded_rows != NULL &&
+		!written_here(tuple, desc, stamped, &why, &written_by))
 	{
-		*unloaded_rows = lappend(*unloaded_rows, unloaded(saved->name, why, written_by, 0));
+		*wanted->unloaded_rows = lappend(*wanted->unloaded_rows,
+										 unloaded(saved->name, why, written_by, 0));
 		return false;
 	}
+	if (wanted->names_only)
+		return true;
 	value = heap_getattr(tuple, SNAPSHOT_FILTER, desc, &isnull);
 	if (isnull)
 	{
@@ -266,13 +433,11 @@ read_row(HeapTuple tuple, TupleDesc desc, bool stamped, bool skip_held,
 }
 
 /*
- * This database's saved filters whose rows pass every check, read with
- * 'snapshot' (NULL: a fresh catalog snapshot); those shared memory holds
- * already are left out if 'skip_held'.  With 'unloaded_rows', only rows
- * written in this database are returned, and the others are added there.
+ * This database's saved filters whose rows pass every check and are
+ * wanted (RowsWanted says which, and whether with their filters).
  */
 static List *
-read_saved(Snapshot snapshot, bool skip_held, List **unloaded_rows)
+read_saved(const RowsWanted *wanted)
 {
 	bool		stamped;
 	Relation	rel = open_snapshot_table(&stamped);
@@ -282,12 +447,12 @@ read_saved(Snapshot snapshot, bool skip_held, List **unloaded_rows)
 
 	if (rel == NULL)
 		return NIL;
-	scan = systable_beginscan(rel, InvalidOid, false, snapshot, 0, NULL);
+	scan = systable_beginscan(rel, InvalidOid, false, wanted->snapshot, 0, NULL);
 	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
 		SavedFilter *row = palloc(sizeof(SavedFilter));
 
-		if (read_row(tuple, RelationGetDescr(rel), stamped, skip_held, unloaded_rows, row))
+		if (read_row(tuple, RelationGetDescr(rel), stamped, wanted, row))
 			saved = lappend(saved, row);
 	}
 	systable_endscan(scan);
@@ -296,55 +461,92 @@ read_saved(Snapshot snapshot, bool skip_held, List **unloaded_rows)
 }
 
 /*
- * Load this database's saved filters that shared memory does not hold:
- * after a restart, or after pg_restore.  A filter of the same name in
- * shared memory wins (it is newer).  Returns those that were not loaded,
- * and why.
+ * Load saved filter 'name', if shared memory does not hold it, under the
+ * lock on its name (ShareLock, let go once it is loaded): no create or
+ * drop of the name runs meanwhile.  One that has not ended is waited for
+ * if 'wait', else the name is left for its next use.  A prepared drop is
+ * never waited for, and its filter never loaded: COMMIT PREPARED would
+ * delete its row but leave it in shared memory, where the snapshot worker
+ * would save it again.  The row is read again once the name is locked,
+ * with a fresh snapshot, so a drop that committed since the names were
+ * read is seen, and under a lock on the table, so that DROP EXTENSION
+ * cannot commit before the filter is installed.  What is not loaded, and
+ * why, is added to *not_loaded.
  */
-static List *
-load_saved(void)
+static void
+load_one(Oid relid, const char *name, bool wait, List **not_loaded)
 {
-	List	   *not_loaded = NIL;
+	TransactionId prepared;
+	RowsWanted	wanted = {.skip_held = true, .unloaded_rows = not_loaded, .only = name};
 
-	if (RecoveryInProgress())
-		return NIL;
+	switch (lock_name(name, ShareLock, wait, &prepared))
+	{
+		case NAME_LOCKED:
+			break;
+		case NAME_BUSY:
+			return;
+		case NAME_PREPARED:
+			{
+				Unloaded   *u = unloaded(name, UNLOADED_BEING_DROPPED, InvalidOid, 0);
+
+				u->prepared = prepared;
+				*not_loaded = lappend(*not_loaded, u);
+				return;
+			}
+	}
+	lock_snapshot_table(relid, AccessShareLock);
 	for (int attempt = 0; attempt < LOAD_ATTEMPTS; attempt++)
 	{
 		uint64		drops = tlbf_directory_drops();
 		List	   *saved;
-		ListCell   *cell;
-		bool		stale = false;
+		SavedFilter *row;
+		InstallResult result;
 
-		not_loaded = NIL;
-		/* a snapshot taken now, whatever the transaction's isolation */
 		InvalidateCatalogSnapshot();
-		saved = read_saved(NULL, true, &not_loaded);
-		foreach(cell, saved)
-		{
-			SavedFilter *row = lfirst(cell);
-
-			switch (tlbf_directory_install(row->name, row->filter, row->region, drops))
-			{
-				case INSTALL_DONE:
-				case INSTALL_NAME_TAKEN:
-					break;
-				case INSTALL_NO_SLOT:
-					not_loaded = lappend(not_loaded,
-										 unloaded(row->name, UNLOADED_NO_SLOT, InvalidOid, row->region));
-					break;
-				case INSTALL_NO_ROOM:
-					not_loaded = lappend(not_loaded,
-										 unloaded(row->name, UNLOADED_NO_ROOM, InvalidOid, row->region));
-					break;
-				case INSTALL_STALE:
-					stale = true;
-					break;
-			}
-			if (stale)
-				break;
-		}
-		if (!stale)
+		saved = read_saved(&wanted);
+		if (saved == NIL)
+			break;				/* dropped, loaded by another session, or bad */
+		row = linitial(saved);
+		result = tlbf_directory_install(row->name, row->filter, row->region, drops);
+		/* installed or not, its bytes are not needed here: one filter at a time */
+		pfree(row->filter);
+		if (result == INSTALL_NO_SLOT || result == INSTALL_NO_ROOM)
+			*not_loaded = lappend(*not_loaded,
+								  unloaded(row->name,
+										   result == INSTALL_NO_SLOT ? UNLOADED_NO_SLOT : UNLOADED_NO_ROOM,
+										   InvalidOid, row->region));
+		if (result != INSTALL_STALE)
 			break;
+	}
+	UnlockRelationOid(relid, AccessShareLock);
+	unlock_name(name, ShareLock);
+}
+
+/*
+ * Load this database's saved filters that shared memory does not hold:
+ * after a restart, or after pg_restore.  A filter of the same name in
+ * shared memory wins (it is newer).  'wanted' is the name the caller is
+ * about to use, whose create or drop in another transaction is waited
+ * for (see load_one); NULL if it wants them all.  Returns those that were
+ * not loaded, and why.
+ */
+static List *
+load_saved(const char *wanted)
+{
+	Oid			relid = tlbf_extension_table("tlbf_shared_filters");
+	List	   *not_loaded = NIL;
+	RowsWanted	names = {.skip_held = true, .unloaded_rows = &not_loaded, .names_only = true};
+	ListCell   *cell;
+
+	if (RecoveryInProgress() || !OidIsValid(relid))
+		return NIL;
+	/* a snapshot taken now, whatever the transaction's isolation */
+	InvalidateCatalogSnapshot();
+	foreach(cell, read_saved(&names))
+	{
+		const char *name = ((SavedFilter *) lfirst(cell))->name;
+
+		load_one(relid, name, wanted == NULL || strcmp(name, wanted) == 0, &not_loaded);
 	}
 	return not_loaded;
 }
@@ -404,6 +606,9 @@ report_unloaded(const Unloaded *u)
 							   u->region, tlbf_shared_memory),
 					 errhint("Raise tlbf.shared_memory and restart the server, or drop filters that are not needed with tlbf_shared_drop().")));
 			break;
+		case UNLOADED_BEING_DROPPED:
+			report_being_dropped(u->name, u->prepared);
+			break;
 	}
 }
 
@@ -414,7 +619,7 @@ report_unloaded(const Unloaded *u)
 void
 tlbf_store_load(void)
 {
-	List	   *not_loaded = load_saved();
+	List	   *not_loaded = load_saved(NULL);
 
 	if (not_loaded != NIL)
 		report_unloaded(linitial(not_loaded));
@@ -432,7 +637,7 @@ tlbf_store_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
 
 	if (tlbf_directory_open(name, mode, ref))
 		return;
-	why = unloaded_named(load_saved(), name);
+	why = unloaded_named(load_saved(name), name);
 	if (why != NULL)
 		report_unloaded(why);
 	if (!tlbf_directory_open(name, mode, ref))
@@ -556,6 +761,7 @@ write_snapshots(Oid relid, const char *format, int nargs, Oid *types, Datum *val
 	RoleSwitch	role;
 	uint64		processed;
 
+	lock_snapshot_table(relid, RowExclusiveLock);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	tlbf_become(tlbf_relation_owner(relid), &role);
@@ -598,9 +804,9 @@ tlbf_store_create(const char *name, const TlbfParams *params)
 				 errdetail("It needs %.0f bytes; tlbf.shared_memory is %d bytes, and one filter may have at most 1GB.",
 						   region, tlbf_shared_memory),
 				 errhint("Lower the filter's capacity, or raise tlbf.shared_memory and restart the server.")));
-	lock_name(name, ExclusiveLock, true);
+	lock_name_to_change(name);
 	/* a saved copy that is not loaded: say why, not "already exists" */
-	why = unloaded_named(load_saved(), name);
+	why = unloaded_named(load_saved(name), name);
 	if (why != NULL)
 		report_unloaded(why);
 
@@ -634,7 +840,9 @@ tlbf_store_drop(const char *name)
 	bool		in_memory;
 	uint64		rows;
 
-	lock_name(name, ExclusiveLock, true);
+	lock_name_to_change(name);
+	/* first: a prepared DROP EXTENSION that holds it drops this filter too */
+	lock_snapshot_table(relid, RowExclusiveLock);
 	in_memory = tlbf_directory_drop(name);
 	values[0] = CStringGetTextDatum(name);
 	rows = write_snapshots(relid,
@@ -649,7 +857,11 @@ tlbf_store_drop(const char *name)
 /*
  * The saved filters of this database that another database wrote (this
  * one is a copy of it) become this database's own: each is loaded on its
- * next use, once this transaction has committed.  Returns how many.
+ * next use, once this transaction has committed.  Each name is locked as
+ * for a create or drop, to the end of the transaction; one that a
+ * prepared transaction drops is left, with a WARNING (its row would be
+ * waited for until COMMIT PREPARED or ROLLBACK PREPARED).  Returns how
+ * many were adopted.
  */
 int64
 tlbf_store_adopt(void)
@@ -657,8 +869,12 @@ tlbf_store_adopt(void)
 	Oid			relid = snapshot_table_or_error();
 	bool		stamped = false;
 	Relation	rel = open_snapshot_table(&stamped);
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(MyDatabaseId)};
+	List	   *others = NIL;
+	RowsWanted	wanted = {.unloaded_rows = &others, .names_only = true};
+	Oid			types[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+	int64		adopted = 0;
+	ListCell   *cell;
 
 	if (rel != NULL)
 		table_close(rel, AccessShareLock);
@@ -667,16 +883,42 @@ tlbf_store_adopt(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the tlbf extension in this database predates version 1.4"),
 				 errhint("Update it: ALTER EXTENSION tlbf UPDATE.")));
-	return (int64) write_snapshots(relid,
-								   "UPDATE %s.tlbf_shared_filters SET database_oid = $1 "
-								   "WHERE database_oid IS NULL OR database_oid OPERATOR(pg_catalog.<>) $1",
-								   1, types, values);
+	/* the rows other databases wrote, as of now */
+	InvalidateCatalogSnapshot();
+	(void) read_saved(&wanted);
+	values[0] = ObjectIdGetDatum(MyDatabaseId);
+	foreach(cell, others)
+	{
+		const char *name = ((const Unloaded *) lfirst(cell))->name;
+		TransactionId prepared;
+
+		if (lock_name(name, ExclusiveLock, true, &prepared) == NAME_PREPARED)
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("shared tlbf filter \"%s\" is being dropped by a prepared transaction and was not adopted",
+							name),
+					 errdetail("Prepared transaction %u dropped it.", prepared),
+					 errhint("After ROLLBACK PREPARED, adopt it with tlbf_shared_adopt(); after COMMIT PREPARED it is gone.")));
+			continue;
+		}
+		adopting = true;
+		values[1] = CStringGetTextDatum(name);
+		adopted += (int64) write_snapshots(relid,
+										   "UPDATE %s.tlbf_shared_filters SET database_oid = $1 "
+										   "WHERE name OPERATOR(pg_catalog.=) $2 AND "
+										   "(database_oid IS NULL OR database_oid OPERATOR(pg_catalog.<>) $1)",
+										   2, types, values);
+	}
+	return adopted;
 }
 
 /*
  * Write the filters of this database that changed since they were last
  * saved, in the caller's transaction.  A filter whose name another
- * transaction is creating or dropping is left for the next save.  *acks
+ * transaction is creating or dropping is left for the next save, and so
+ * is every filter while another transaction holds the table (DROP
+ * EXTENSION, prepared or not): nothing here waits for a lock.  *acks
  * gets, in 'ack_context', what to pass to tlbf_store_acknowledge() once
  * the transaction has committed.  Returns how many were written.
  */
@@ -691,6 +933,12 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 
 	if (!OidIsValid(relid) || RecoveryInProgress())
 		return 0;
+	/*
+	 * Never wait for the table: a prepared DROP EXTENSION holds it until
+	 * COMMIT PREPARED, and a worker told to stop must not wait for that.
+	 */
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+		return 0;
 	types[1] = tlbf_extension_type();
 	changed = tlbf_directory_changed();
 	foreach(cell, changed)
@@ -702,8 +950,9 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 		Datum		values[3];
 		SharedFilterId *ack;
 		MemoryContext old;
+		TransactionId prepared;
 
-		if (!lock_name(id->name, ShareLock, false) ||
+		if (lock_name(id->name, ShareLock, false, &prepared) != NAME_LOCKED ||
 			!tlbf_directory_open_id(id, LW_SHARED, &ref))
 			continue;
 		region = tlbf_directory_region(&ref);
@@ -821,7 +1070,9 @@ tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name)
 List *
 tlbf_store_saved_filters(void)
 {
-	return read_saved(GetActiveSnapshot(), false, NULL);
+	RowsWanted	wanted = {.snapshot = GetActiveSnapshot()};
+
+	return read_saved(&wanted);
 }
 
 /*
@@ -846,10 +1097,35 @@ on_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	}
 }
 
-/* Install the hook that drops filters with the extension (preloaded only). */
+/*
+ * A transaction that adopted saved filters cannot be prepared (see
+ * 'adopting'); the mark goes with the transaction, however it ends.
+ */
+static void
+on_transaction_end(XactEvent event, void *arg)
+{
+	if (!adopting)
+		return;
+	if (event == XACT_EVENT_PRE_PREPARE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot prepare a transaction that adopted shared tlbf filters"),
+				 errdetail("Until it ended, their names would stay locked as if a prepared transaction dropped them."),
+				 errhint("Run tlbf_shared_adopt() in a transaction of its own.")));
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		adopting = false;
+}
+
+/*
+ * Install the hook that drops filters with the extension, and the check
+ * that a transaction that adopted filters is not prepared (preloaded
+ * only).
+ */
 void
 tlbf_store_init(void)
 {
 	previous_object_access_hook = object_access_hook;
 	object_access_hook = on_object_access;
+	RegisterXactCallback(on_transaction_end, NULL);
 }
