@@ -50,6 +50,7 @@
 #include "safe_sql.h"
 #include "shared_store.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -656,6 +657,34 @@ maintain_column_safely(const Pass *pass, Registration *r, MemoryContext context)
 }
 
 /*
+ * Can the worker read the registry without waiting for a prepared
+ * transaction (a prepared DROP EXTENSION holds it until someone ends it)?
+ * If not, the pass is skipped: the next one tries again.  An open
+ * transaction that holds it is waited for (a SIGTERM cancels the wait).
+ */
+static bool
+registry_unlocked(Oid registry)
+{
+	LOCKTAG		tag;
+	TransactionId prepared;
+
+	if (ConditionalLockRelationOid(registry, AccessShareLock))
+		return true;
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, registry);
+	prepared = tlbf_prepared_holder(&tag, AccessShareLock);
+	if (TransactionIdIsValid(prepared))
+	{
+		ereport(LOG,
+				(errmsg("tlbf maintenance skipped a pass: prepared transaction %u holds the extension's tables",
+						prepared),
+				 errdetail("It ran DROP EXTENSION tlbf, or changed tlbf_maintained; the next pass after it ends runs.")));
+		return false;
+	}
+	LockRelationOid(registry, AccessShareLock);
+	return true;
+}
+
+/*
  * Run one pass over the current database.  Returns the registrations with
  * what was done for each, allocated in 'context'; NIL if the extension is
  * not installed.
@@ -678,6 +707,9 @@ tlbf_maintenance_pass(const PassControl *control, MemoryContext context)
 		pass.tlbf_type = tlbf_extension_type();
 		pass.stats = tlbf_extension_table("tlbf_maintenance_stats");
 	}
+	if (OidIsValid(pass.registry) && control->own_transactions &&
+		!registry_unlocked(pass.registry))
+		pass.registry = InvalidOid;
 	end_step(&pass);
 	if (!OidIsValid(pass.registry))
 		return NIL;

@@ -29,6 +29,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/twophase.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_class.h"
@@ -36,6 +37,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -202,4 +204,28 @@ tlbf_safe_execute(const char *query, int nargs, Oid *types, Datum *values,
 	result = SPI_execute_with_args(query, nargs, types, values, NULL, read_only, count);
 	AtEOXact_GUC(false, nest_level);
 	return result;
+}
+
+/*
+ * The prepared transaction that holds a lock on 'tag' that conflicts with
+ * 'mode', or InvalidTransactionId if none does.  Its locks are written to
+ * its state file at PREPARE and taken again if the server restarts, so it
+ * holds them until COMMIT PREPARED or ROLLBACK PREPARED, which may never
+ * come: nothing here may wait for them.
+ */
+TransactionId
+tlbf_prepared_holder(const LOCKTAG *tag, LOCKMODE mode)
+{
+	int			count;
+	VirtualTransactionId *holders = GetLockConflicts(tag, mode, &count);
+	TransactionId prepared = InvalidTransactionId;
+
+	for (int i = 0; i < count && !TransactionIdIsValid(prepared); i++)
+	{
+		bool		more = false;
+
+		prepared = TwoPhaseGetXidByVirtualXID(holders[i], &more);
+	}
+	pfree(holders);
+	return prepared;
 }

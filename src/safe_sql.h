@@ -11,6 +11,8 @@
 
 #include "tlbf_pg.h"
 
+#include "storage/lock.h"
+
 /* The search_path of every statement the extension runs itself. */
 #define TLBF_SAFE_SEARCH_PATH "pg_catalog, pg_temp"
 
@@ -28,6 +30,7 @@ extern char *tlbf_extension_schema_quoted(void);
 extern Oid	tlbf_extension_table(const char *name);
 extern Oid	tlbf_extension_type(void);
 extern Oid	tlbf_relation_owner(Oid relid);
+extern TransactionId tlbf_prepared_holder(const LOCKTAG *tag, LOCKMODE mode);
 extern void tlbf_become(Oid role, RoleSwitch *saved);
 extern void tlbf_unbecome(RoleSwitch *saved);
 extern int	tlbf_safe_execute(const char *query, int nargs, Oid *types,

@@ -29,7 +29,7 @@
  * Nothing here waits for a lock that a prepared transaction holds, which
  * may be held for ever: such a filter is neither loaded nor saved, and
  * every use of it fails with 55006 until the transaction ends
- * (prepared_holder).  A transaction that adopted filters holds their
+ * (tlbf_prepared_holder).  A transaction that adopted filters holds their
  * names too, so it cannot be prepared.
  *
  * Loading fills the cluster's shared pool, which only members of
@@ -59,7 +59,6 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "access/twophase.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/objectaccess.h"
@@ -121,30 +120,6 @@ typedef struct Unloaded
 	TransactionId prepared;		/* BEING_DROPPED: the transaction */
 } Unloaded;
 
-/*
- * The prepared transaction that holds a lock on 'tag' that conflicts with
- * 'mode', or InvalidTransactionId if none does.  Its locks are written to
- * its state file at PREPARE and taken again if the server restarts, so it
- * holds them until COMMIT PREPARED or ROLLBACK PREPARED, which may never
- * come: nothing here may wait for them.
- */
-static TransactionId
-prepared_holder(const LOCKTAG *tag, LOCKMODE mode)
-{
-	int			count;
-	VirtualTransactionId *holders = GetLockConflicts(tag, mode, &count);
-	TransactionId prepared = InvalidTransactionId;
-
-	for (int i = 0; i < count && !TransactionIdIsValid(prepared); i++)
-	{
-		bool		more = false;
-
-		prepared = TwoPhaseGetXidByVirtualXID(holders[i], &more);
-	}
-	pfree(holders);
-	return prepared;
-}
-
 /* How lock_name went. */
 typedef enum NameLock
 {
@@ -173,7 +148,7 @@ lock_name(const char *name, LOCKMODE mode, bool wait, TransactionId *prepared)
 						 NAME_LOCK_KEY, NAME_LOCK_FIELD);
 	if (LockAcquire(&tag, mode, false, true) != LOCKACQUIRE_NOT_AVAIL)
 		return NAME_LOCKED;
-	*prepared = prepared_holder(&tag, mode);
+	*prepared = tlbf_prepared_holder(&tag, mode);
 	if (TransactionIdIsValid(*prepared))
 		return NAME_PREPARED;
 	if (!wait)
@@ -235,7 +210,7 @@ lock_snapshot_table(Oid relid, LOCKMODE mode)
 	if (ConditionalLockRelationOid(relid, mode))
 		return;
 	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-	prepared = prepared_holder(&tag, mode);
+	prepared = tlbf_prepared_holder(&tag, mode);
 	if (TransactionIdIsValid(prepared))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),

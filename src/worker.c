@@ -206,14 +206,19 @@ batch_ends(void)
 		lost_database_lock = true;
 }
 
-/* SIGTERM: finish, and cancel the batch being run, if any. */
+/*
+ * SIGTERM: finish, and cancel what the worker is doing in a transaction, if
+ * anything: a batch, or a wait for a lock, which may be one that a prepared
+ * transaction holds until someone ends it (a fast shutdown must not wait
+ * for that).
+ */
 static void
 handle_sigterm(SIGNAL_ARGS)
 {
 	int			save_errno = errno;
 
 	ShutdownRequestPending = true;
-	if (in_batch)
+	if (in_batch || IsTransactionState())
 	{
 		QueryCancelPending = true;
 		InterruptPending = true;

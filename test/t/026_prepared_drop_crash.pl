@@ -24,6 +24,10 @@
 #   after ROLLBACK PREPARED; a transaction that adopted filters cannot be
 #   prepared (0A000).
 #
+# - The maintenance worker: a pass skips a database whose DROP EXTENSION is
+#   prepared (the transaction holds the registry) instead of waiting for
+#   it, and a fast shutdown does not wait for it.
+#
 # Every session has lock_timeout = 30s: a use that waited for a prepared
 # transaction would fail with 55P03 instead of hanging the test.  No test
 # sleeps: a save is waited for by polling the saved row for a key added
@@ -232,5 +236,28 @@ is(result('ext_rollback', q{SELECT count(*) FROM generate_series(1, 100) k WHERE
 is(result('ext_rollback', q{SELECT string_agg(name, ',') FROM tlbf_shared_list()}), 'e', '... and listed');
 
 is(result('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0', 'no prepared transaction is left');
+
+# ---- the maintenance worker and a prepared DROP EXTENSION ------------------------
+# Its pass skips the database (the prepared transaction holds the registry
+# until someone ends it) instead of waiting, and a fast shutdown does not
+# wait for it either.
+$node->safe_psql('postgres', 'CREATE DATABASE maint');
+$node->safe_psql('maint', q{
+	CREATE EXTENSION tlbf;
+	CREATE TABLE kept (f tlbf);
+	INSERT INTO kept VALUES (tlbf_add(tlbf_create('1 hour'), 1));
+	SELECT tlbf_maintain('kept', 'f');
+});
+my $log_at = -s $node->logfile;
+$node->safe_psql('maint', q{BEGIN; DROP EXTENSION tlbf CASCADE; PREPARE TRANSACTION 'maint_drop'});
+ok($node->wait_for_log(qr/tlbf maintenance skipped a pass: prepared transaction \d+ holds the extension's tables/,
+		$log_at),
+	'a prepared DROP EXTENSION: the maintenance pass skips the database instead of waiting');
+$node->stop('fast');
+pass('... and a fast shutdown does not wait for the prepared transaction');
+$node->start;
+$node->safe_psql('maint', q{ROLLBACK PREPARED 'maint_drop'});
+is(result('maint', q{SELECT tlbf_contains(f, 1) FROM kept}), 't',
+	'after ROLLBACK PREPARED, the table and its filter are there');
 $node->stop;
 done_testing();
