@@ -49,6 +49,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_directory.h"
+#include "shared_pending.h"
 
 #include <math.h>
 
@@ -439,6 +440,13 @@ tlbf_directory_count_change(SharedFilterRef *ref)
 	directory->slots[ref->slot].changes++;
 }
 
+/* Which filter holds the slot 'ref' opened (for its pending keys). */
+uint64
+tlbf_directory_generation(const SharedFilterRef *ref)
+{
+	return directory->slots[ref->slot].generation;
+}
+
 Size
 tlbf_directory_region(const SharedFilterRef *ref)
 {
@@ -555,8 +563,12 @@ fill_slot(int slot, const char *name, Size offset, Size region, const Tlbf *filt
 static void
 release_slot(SharedSlot *s)
 {
+	PendingFilter gone = {(int) (s - directory->slots), s->generation};
+
 	s->in_use = false;
 	directory->drops++;
+	/* the keys open transactions added to it are moot */
+	tlbf_pending_forget(gone);
 }
 
 static void

@@ -45,6 +45,7 @@ extern bool tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode,
 extern void tlbf_directory_close(SharedFilterRef *ref);
 extern void tlbf_directory_count_change(SharedFilterRef *ref);
 extern Size tlbf_directory_region(const SharedFilterRef *ref);
+extern uint64 tlbf_directory_generation(const SharedFilterRef *ref);
 extern uint64 tlbf_directory_changes(const SharedFilterRef *ref);
 extern bool tlbf_directory_unsaved(const SharedFilterRef *ref);
 extern void tlbf_directory_saved(const SharedFilterId *id);

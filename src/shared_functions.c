@@ -19,6 +19,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
@@ -164,39 +165,51 @@ tlbf_shared_guess_for(SharedKeyGuess *guess, const char *name)
 	guess->holds_keys = false;
 }
 
+/* Does filter f hold (or await) keys, so that it has a kind of key? */
+static bool
+holds_keys(const Tlbf *f)
+{
+	return f->inserted > 0 || f->key_fields > 0;
+}
+
 /*
  * Were keys hashed for 'basis' (the kinds they were hashed as) hashed as
  * filter f hashes its keys?  If not, mend the guess from f.  A filter that
- * holds no key takes any (and records 'basis' with the first).
+ * holds no key and records no kind takes any (and records 'basis' with the
+ * first, even if that key's transaction then rolls back: the filter's
+ * kinds come from its trigger's columns).
  */
 static bool
 hashed_as_filter(const Tlbf *f, TlbfKeys basis, SharedKeyGuess *guess)
 {
-	if (f->inserted == 0 || tlbf_keys_equal(tlbf_keys_of(f), basis))
+	if (!holds_keys(f) || tlbf_keys_equal(tlbf_keys_of(f), basis))
 		return true;
 	guess->keys = tlbf_keys_of(f);
 	guess->holds_keys = true;
 	return false;
 }
 
+static void
+remember_filter(const Tlbf *f, SharedKeyGuess *guess)
+{
+	guess->keys = tlbf_keys_of(f);
+	guess->holds_keys = holds_keys(f);
+}
+
 /*
- * Under one exclusive lock on shared filter 'name': is hashes[0] new (not
- * seen within the span before times[0]; with a threshold, is the
- * probability that it was seen below 'threshold', given 'prior')?  Then
- * add hashes[0..n) at times[0..n): all of them, or if 'only_if_new' only
- * when the first is new.  Sets *is_new: the test and the insertion are one
- * atomic step.  ERROR if the pool has no room for them and 'when_full'
- * says so.  Returns false, changing nothing, if the keys were hashed as
- * kinds other than the filter's ('basis'): hash them again as the mended
- * guess says.
+ * Under one exclusive lock on shared filter 'name': add hashes[0..n) at
+ * times[0..n) to its bits at once, not waiting for this transaction to
+ * commit: tlbf_shared_rebuild adds the keys of rows already stored.
+ * ERROR if the pool has no room for them.  Returns false, changing
+ * nothing, if the keys were hashed as kinds other than the filter's
+ * ('basis'): hash them again as the mended guess says.
  */
 static bool
-test_and_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
-				double threshold, double prior, bool only_if_new, SharedWhenFull when_full,
-				TlbfKeys basis, SharedKeyGuess *guess, bool *is_new)
+insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
+		   TlbfKeys basis, SharedKeyGuess *guess)
 {
 	SharedFilterRef ref;
-	TlbfStatus	status = TLBF_OK;
+	TlbfStatus	status;
 	uint64		truncated_before;
 	uint64		truncated_after;
 	Size		region;
@@ -209,21 +222,12 @@ test_and_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times,
 		return false;
 	}
 	truncated_before = ref.filter->truncated;
-	/* the insertion's cache misses overlap the query's */
-	tlbf_prefetch_insert(ref.filter, hashes[0]);
-	*is_new = !tlbf_query(ref.filter, hashes[0], times[0], ref.filter->span) ||
-		(threshold > 0 &&
-		 tlbf_posterior(ref.filter, hashes[0], times[0], ref.filter->span, prior,
-						tlbf_inference_scratch(ref.filter)) < threshold);
-	if (*is_new || !only_if_new)
-	{
+	if (!holds_keys(ref.filter))
 		tlbf_record_keys(ref.filter, basis);
-		status = insert_locked(&ref, hashes, times, n, when_full);
-	}
+	status = insert_locked(&ref, hashes, times, n, SHARED_FULL_ERROR);
 	truncated_after = ref.filter->truncated;
 	region = tlbf_store_region(&ref);
-	guess->keys = tlbf_keys_of(ref.filter);
-	guess->holds_keys = ref.filter->inserted > 0;
+	remember_filter(ref.filter, guess);
 	tlbf_store_close(&ref);
 
 	report_full(name, status, truncated_before, truncated_after, region);
@@ -231,34 +235,182 @@ test_and_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times,
 }
 
 /*
- * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name';
- * ERROR if the pool has no room for them.  *is_new: whether the first key
- * was absent before.  False if they must be hashed again (test_and_insert).
+ * One try of a test-and-add that follows the transaction (the dedup
+ * trigger's, tlbf_shared_add's), under one lock on shared filter 'name':
+ * was the key seen within the span before 'at' (by the filter's bits, or
+ * among the keys of committed transactions not folded into them yet; with
+ * a threshold: is the probability that it was at least 'threshold', given
+ * 'prior'), or added by this transaction?  If not, and no other open
+ * transaction added it, it is added as this (sub)transaction's, 'stored'
+ * or to be confirmed (tlbf_shared_confirm): it enters the bits only if
+ * the transaction commits.  If another open transaction added it, the
+ * caller waits for that one (*wait_for) and tries again, as an insertion
+ * into a unique index does.  The filter is taken exclusively when it must
+ * record its kind of key, or when enough keys wait for it to be folded
+ * ('when_full' then says what a fold does when the pool has no room).
  */
-bool
-tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
-				   TlbfKeys basis, SharedKeyGuess *guess, bool *is_new)
+static AddTry
+try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double prior,
+		bool stored, SharedWhenFull when_full, TlbfKeys basis, SharedKeyGuess *guess,
+		TransactionId *wait_for)
 {
-	return test_and_insert(name, hashes, times, n, 0.0, 0.0, false, SHARED_FULL_ERROR,
-						   basis, guess, is_new);
+	SharedFilterRef ref;
+	LWLockMode	mode = LW_SHARED;
+	TlbfStatus	status = TLBF_OK;
+	uint64		truncated_before = 0;
+	uint64		truncated_after = 0;
+	Size		region = 0;
+	bool		seen;
+	TlbfTime	pending_at;
+
+	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
+	/* an XID now, not under the filter's lock */
+	(void) GetCurrentTransactionId();
+	for (;;)
+	{
+		tlbf_store_open(name, mode, &ref);
+		if (!hashed_as_filter(ref.filter, basis, guess))
+		{
+			tlbf_store_close(&ref);
+			return TRY_REHASH;
+		}
+		if (mode == LW_EXCLUSIVE ||
+			(holds_keys(ref.filter) && !tlbf_store_fold_due(&ref)))
+			break;
+		tlbf_store_close(&ref);
+		mode = LW_EXCLUSIVE;
+	}
+	if (mode == LW_EXCLUSIVE)
+	{
+		if (!holds_keys(ref.filter))
+			tlbf_record_keys(ref.filter, basis);
+		truncated_before = ref.filter->truncated;
+		status = tlbf_store_fold(&ref, when_full == SHARED_FULL_DROP_OLDEST);
+		truncated_after = ref.filter->truncated;
+		region = tlbf_store_region(&ref);
+		if (status != TLBF_OK)
+		{
+			tlbf_store_close(&ref);
+			report_full(name, status, truncated_before, truncated_after, region);
+		}
+	}
+	seen = tlbf_query(ref.filter, hash, at, ref.filter->span) &&
+		(threshold <= 0 ||
+		 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
+						tlbf_inference_scratch(ref.filter)) >= threshold);
+	if (!seen)
+	{
+		PendingFound found = tlbf_store_pending_find(&ref, hash, wait_for, &pending_at);
+
+		if (found == PENDING_WAIT)
+		{
+			tlbf_store_close(&ref);
+			return TRY_WAIT;
+		}
+		seen = found == PENDING_STORED;
+	}
+	/* (an error here, a full table of pending keys, releases the locks) */
+	if (!seen)
+		tlbf_store_pending_reserve(&ref, hash, at, stored);
+	remember_filter(ref.filter, guess);
+	tlbf_store_close(&ref);
+	report_full(name, TLBF_OK, truncated_before, truncated_after, region);
+	return seen ? TRY_SEEN : TRY_ADDED;
 }
 
 /*
- * The dedup trigger's step: is this a key the filter saw within its span
- * (with a threshold: is the probability that it was at least 'threshold',
- * given 'prior')?  If not, the row is accepted and its key added at 'at';
- * *is_new is true.  A rejected key is not added again: it keeps the time
- * of the row accepted last, so that a key is held once per span however
- * often it comes back, and a filter's capacity is the keys it accepts per
- * span.  False if the key must be hashed again (test_and_insert).
+ * The transactional test-and-add: tries (try_add), waiting for the open
+ * transactions that added the key meanwhile.  *is_new: the key was not
+ * seen, and is now this transaction's.  False if the key must be hashed
+ * again as the mended guess says.
+ */
+static bool
+add_following_transaction(const char *name, TlbfHash hash, TlbfTime at, double threshold,
+						  double prior, bool stored, SharedWhenFull when_full,
+						  TlbfKeys basis, SharedKeyGuess *guess, bool *is_new)
+{
+	for (;;)
+	{
+		TransactionId wait_for;
+
+		switch (try_add(name, hash, at, threshold, prior, stored, when_full, basis, guess,
+						&wait_for))
+		{
+			case TRY_REHASH:
+				return false;
+			case TRY_WAIT:
+				XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
+				continue;
+			case TRY_ADDED:
+				*is_new = true;
+				return true;
+			case TRY_SEEN:
+				*is_new = false;
+				return true;
+		}
+	}
+}
+
+/*
+ * Insert hashes[0..n-1] seen at times[0..n-1] into shared filter 'name' at
+ * once (tlbf_shared_rebuild); ERROR if the pool has no room for them.
+ * False if they must be hashed again (insert_now).
+ */
+bool
+tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n,
+				   TlbfKeys basis, SharedKeyGuess *guess)
+{
+	return insert_now(name, hashes, times, n, basis, guess);
+}
+
+/*
+ * The dedup trigger's step (its BEFORE trigger): is this a key the filter
+ * saw within its span, or one a committed or open transaction added (with
+ * a threshold: is the probability that it was at least 'threshold', given
+ * 'prior')?  If not, the row is accepted and its key reserved at 'at' for
+ * this transaction, confirmed by the AFTER trigger once the row is stored
+ * (tlbf_shared_confirm); *is_new is true.  A rejected key is not added
+ * again: it keeps the time of the row accepted last, so that a key is held
+ * once per span however often it comes back, and a filter's capacity is
+ * the keys it accepts per span.  False if the key must be hashed again.
  */
 bool
 tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at, double threshold,
 				   double prior, SharedWhenFull when_full, TlbfKeys basis,
 				   SharedKeyGuess *guess, bool *is_new)
 {
-	return test_and_insert(name, &hash, &at, 1, threshold, prior, true, when_full,
-						   basis, guess, is_new);
+	return add_following_transaction(name, hash, at, threshold, prior, false, when_full,
+									 basis, guess, is_new);
+}
+
+/*
+ * The dedup trigger's AFTER step: the row whose key the BEFORE trigger
+ * reserved was stored, so the key enters the filter if the transaction
+ * commits.  ERROR if this transaction reserved no such key: the two
+ * triggers do not match.  False if the key must be hashed again.
+ */
+bool
+tlbf_shared_confirm(const char *name, TlbfHash hash, TlbfKeys basis, SharedKeyGuess *guess)
+{
+	SharedFilterRef ref;
+	bool		confirmed;
+
+	tlbf_store_open(name, LW_SHARED, &ref);
+	if (!hashed_as_filter(ref.filter, basis, guess))
+	{
+		tlbf_store_close(&ref);
+		return false;
+	}
+	confirmed = tlbf_store_pending_confirm(&ref, hash);
+	tlbf_store_close(&ref);
+	if (!confirmed)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the AFTER INSERT trigger tlbf_reject_recent found no key its BEFORE INSERT trigger reserved in shared tlbf filter \"%s\"",
+						name),
+				 errdetail("The stored row's key is not one the BEFORE trigger let through in this transaction."),
+				 errhint("Create the two triggers on the same table with the same arguments, the BEFORE one last among the table's BEFORE INSERT triggers.")));
+	return true;
 }
 
 static SharedKeyGuess *
@@ -275,9 +427,10 @@ call_site_guess(FunctionCallInfo fcinfo, const char *name)
 
 /*
  * tlbf_shared_add(name, item, at): add item, seen at 'at'; true when it was
- * not already present.  The test and the insertion happen under one
- * exclusive lock: of sessions adding the same new key at once, exactly one
- * gets true.
+ * not already present.  The key enters the filter when the transaction
+ * commits: until then other transactions adding it wait for this one, as
+ * for a unique index, so that of sessions adding the same new key at
+ * once, exactly one gets true (and another one if it rolls back).
  */
 Datum
 tlbf_shared_add(PG_FUNCTION_ARGS)
@@ -293,7 +446,8 @@ tlbf_shared_add(PG_FUNCTION_ARGS)
 	{
 		(void) tlbf_key_arg_hash_shared(fcinfo, 1, guess->keys, guess->holds_keys, true,
 										&hash, &basis);
-	} while (!tlbf_shared_insert(name, &hash, &at, 1, basis, guess, &is_new));
+	} while (!add_following_transaction(name, hash, at, 0.0, 0.0, true, SHARED_FULL_ERROR,
+										basis, guess, &is_new));
 	PG_RETURN_BOOL(is_new);
 }
 
@@ -344,6 +498,23 @@ open_with_key(FunctionCallInfo fcinfo, const char *name, SharedFilterRef *ref,
 	}
 }
 
+/*
+ * Was the key added by a transaction that committed (or by this one) and
+ * is not folded into the filter's bits yet, within 'window' before 'at'?
+ * Keys of other open transactions are not seen, as their rows are not.
+ * (A standby reads the saved copy, which has no such keys.)
+ */
+static bool
+committed_pending(const SharedFilterRef *ref, bool from_saved, TlbfHash hash, TlbfTime at,
+				  int64 window, TlbfTime *added)
+{
+	TransactionId other;
+
+	return !from_saved &&
+		tlbf_store_pending_find(ref, hash, &other, added) == PENDING_STORED &&
+		*added <= at && *added > at - window;
+}
+
 Datum
 tlbf_shared_contains(PG_FUNCTION_ARGS)
 {
@@ -354,7 +525,10 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	bool		from_saved;
 	bool		possible;
 	Tlbf	   *f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
-	bool		found = possible && tlbf_query(f, hash, at, f->span);
+	TlbfTime	pending_at;
+	bool		found = possible &&
+		(tlbf_query(f, hash, at, f->span) ||
+		 committed_pending(&ref, from_saved, hash, at, f->span, &pending_at));
 
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_BOOL(found);
@@ -373,10 +547,18 @@ tlbf_shared_last_seen(PG_FUNCTION_ARGS)
 	Tlbf	   *f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
 	TlbfTime	lower,
 				upper;
+	TlbfTime	pending_at;
 	bool		found;
 
 	found = possible &&
 		tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper);
+	if (possible && committed_pending(&ref, from_saved, hash, at, f->span, &pending_at) &&
+		(!found || pending_at > upper))
+	{
+		/* added by a transaction that committed, not folded yet: then */
+		lower = upper = pending_at;
+		found = true;
+	}
 	close_after_reading(&ref, from_saved);
 	if (!found)
 		PG_RETURN_NULL();
@@ -397,6 +579,7 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	Tlbf	   *f;
 	int64		window;
 	double		p;
+	TlbfTime	pending_at;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
 		PG_RETURN_NULL();
@@ -406,7 +589,10 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
 	/* (an error releases the filter's locks with the transaction) */
 	window = tlbf_window_arg(fcinfo, 3, f);
-	p = possible ? tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)) : 0.0;
+	if (possible && committed_pending(&ref, from_saved, hash, at, window, &pending_at))
+		p = 1.0;
+	else
+		p = possible ? tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)) : 0.0;
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_FLOAT8(p);
 }
@@ -423,16 +609,34 @@ copy_of(const Tlbf *f)
 	return copy;
 }
 
-/* tlbf_shared_get(name): a snapshot of the filter, usable as any tlbf. */
+/*
+ * tlbf_shared_get(name): a snapshot of the filter, usable as any tlbf:
+ * with the keys of committed transactions folded into it first.
+ */
 Datum
 tlbf_shared_get(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
 	SharedFilterRef ref;
-	bool		from_saved;
-	Tlbf	   *copy = copy_of(open_for_reading(fcinfo, name, &ref, &from_saved));
+	Tlbf	   *copy;
+	TlbfStatus	status;
+	uint64		truncated;
+	Size		region;
 
-	close_after_reading(&ref, from_saved);
+	if (RecoveryInProgress())
+		PG_RETURN_POINTER(copy_of(tlbf_store_saved_filter(fcinfo, name)));
+	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
+	truncated = ref.filter->truncated;
+	status = tlbf_store_fold(&ref, false);
+	region = tlbf_store_region(&ref);
+	/* without the keys that could not be folded, it would miss them */
+	if (status != TLBF_OK)
+	{
+		tlbf_store_close(&ref);
+		report_full(name, status, truncated, truncated, region);
+	}
+	copy = copy_of(ref.filter);
+	tlbf_store_close(&ref);
 	PG_RETURN_POINTER(copy);
 }
 
@@ -511,7 +715,6 @@ rebuild_batch(const char *name, KeyMatcher *matcher, SharedKeyGuess *guess)
 	TlbfHash	hashes[REBUILD_BATCH];
 	TlbfTime	times[REBUILD_BATCH];
 	TlbfKeys	basis;
-	bool		is_new;
 	int			n;
 
 	do
@@ -537,7 +740,7 @@ rebuild_batch(const char *name, KeyMatcher *matcher, SharedKeyGuess *guess)
 			times[n] = tlbf_check_insert_time(DatumGetTimestampTz(at));
 			n++;
 		}
-	} while (n > 0 && !tlbf_shared_insert(name, hashes, times, n, basis, guess, &is_new));
+	} while (n > 0 && !tlbf_shared_insert(name, hashes, times, n, basis, guess));
 	return n;
 }
 

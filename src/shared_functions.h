@@ -10,6 +10,16 @@
 
 #include "shared_store.h"
 
+/* What one try of a test-and-add that follows the transaction found. */
+typedef enum AddTry
+{
+	TRY_ADDED,					/* new: added for this transaction */
+	TRY_SEEN,					/* seen, or added by a committed transaction
+								 * or by this one */
+	TRY_WAIT,					/* added by another open transaction: wait */
+	TRY_REHASH					/* hashed as other kinds than the filter's */
+} AddTry;
+
 /* What an insertion does when its filter is full and the pool has no room. */
 typedef enum SharedWhenFull
 {
@@ -35,9 +45,11 @@ typedef struct SharedKeyGuess
 extern void tlbf_shared_guess_for(SharedKeyGuess *guess, const char *name);
 extern bool tlbf_shared_insert(const char *name, const TlbfHash *hashes,
 							   const TlbfTime *times, int n, TlbfKeys basis,
-							   SharedKeyGuess *guess, bool *is_new);
+							   SharedKeyGuess *guess);
 extern bool tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at,
 							   double threshold, double prior, SharedWhenFull when_full,
 							   TlbfKeys basis, SharedKeyGuess *guess, bool *is_new);
+extern bool tlbf_shared_confirm(const char *name, TlbfHash hash, TlbfKeys basis,
+								SharedKeyGuess *guess);
 
 #endif							/* TLBF_SHARED_FUNCTIONS_H */

@@ -11,23 +11,7 @@
 #ifndef TLBF_SHARED_PENDING_H
 #define TLBF_SHARED_PENDING_H
 
-#include "tlbf_pg.h"
-
-/* What a transaction that adds a key finds among the keys pending. */
-typedef enum PendingFound
-{
-	PENDING_NONE,				/* no transaction that may commit added it */
-	PENDING_STORED,				/* a committed transaction stored it, or
-								 * this one did (or is storing it) */
-	PENDING_WAIT				/* another open transaction added it: wait */
-} PendingFound;
-
-/* The filter a key is pending for: its slot and which filter held it. */
-typedef struct PendingFilter
-{
-	int			slot;
-	uint64		generation;
-} PendingFilter;
+#include "shared_ref.h"
 
 extern int	tlbf_max_pending_keys;
 

@@ -2,7 +2,7 @@
  *
  * shared_ref.h
  *	  What the layers of shared filters pass between them: a filter opened
- *	  for use.  The directory (shared_directory.h) opens it, the store
+ *	  for use, and what the keys of open transactions say of a key.  The directory (shared_directory.h) opens it, the store
  *	  (shared_store.h) hands it to the SQL functions; a header of types
  *	  only, so that the store need not export the directory's functions.
  *
@@ -22,5 +22,21 @@ typedef struct SharedFilterRef
 	Tlbf	   *filter;			/* in shared memory */
 	LWLockMode	mode;
 } SharedFilterRef;
+
+/* What a transaction that adds a key finds among the keys pending. */
+typedef enum PendingFound
+{
+	PENDING_NONE,				/* no transaction that may commit added it */
+	PENDING_STORED,				/* a committed transaction stored it, or
+								 * this one did (or is storing it) */
+	PENDING_WAIT				/* another open transaction added it: wait */
+} PendingFound;
+
+/* The filter a key is pending for: its slot and which filter held it. */
+typedef struct PendingFilter
+{
+	int			slot;
+	uint64		generation;
+} PendingFilter;
 
 #endif							/* TLBF_SHARED_REF_H */

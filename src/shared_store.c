@@ -55,6 +55,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_store.h"
+#include "shared_pending.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -694,6 +695,100 @@ tlbf_store_count_change(SharedFilterRef *ref)
 }
 
 /*
+ * Keys of open transactions (shared_pending.c), for the filter 'ref'
+ * holds: the lock keeps a fold from moving a key between the filter's bits
+ * and the table while the caller looks at both.
+ */
+static PendingFilter
+pending_id(const SharedFilterRef *ref)
+{
+	PendingFilter id = {ref->slot, tlbf_directory_generation(ref)};
+
+	return id;
+}
+
+PendingFound
+tlbf_store_pending_find(const SharedFilterRef *ref, TlbfHash hash, TransactionId *wait_for,
+						TlbfTime *at)
+{
+	return tlbf_pending_find(pending_id(ref), hash, wait_for, at);
+}
+
+void
+tlbf_store_pending_reserve(const SharedFilterRef *ref, TlbfHash hash, TlbfTime at, bool stored)
+{
+	tlbf_pending_reserve(pending_id(ref), hash, at, stored);
+}
+
+bool
+tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash)
+{
+	return tlbf_pending_confirm(pending_id(ref), hash);
+}
+
+/*
+ * Should the filter be folded (tlbf_store_fold)?  When enough keys wait
+ * for it, since a fold looks through the whole table of pending keys.
+ */
+bool
+tlbf_store_fold_due(const SharedFilterRef *ref)
+{
+	return tlbf_pending_count(pending_id(ref)) >= Max(1024, tlbf_max_pending_keys / 16);
+}
+
+/* What a fold inserts into, and how it went. */
+typedef struct FoldInto
+{
+	SharedFilterRef *ref;
+	TlbfMemory	memory;
+	bool		drop_oldest;
+	TlbfStatus	status;
+} FoldInto;
+
+static bool
+fold_one(void *arg, TlbfHash hash, TlbfTime at)
+{
+	FoldInto   *into = arg;
+	TlbfStatus	status;
+
+	if (into->status != TLBF_OK)
+		return false;
+	status = tlbf_insert(&into->ref->filter, &into->memory, hash, at);
+	if (status != TLBF_OK && into->drop_oldest)
+	{
+		TlbfMemory	fixed = into->memory;
+
+		fixed.resize = NULL;
+		fixed.max_bytes = fixed.allocated;
+		status = tlbf_insert(&into->ref->filter, &fixed, hash, at);
+	}
+	into->status = status;
+	return status == TLBF_OK;
+}
+
+/*
+ * Fold the keys of committed transactions into the bits of the filter
+ * 'ref' holds exclusively, and forget those of transactions that rolled
+ * back.  When the pool has no room for the filter to grow, the filter
+ * drops its oldest slices if 'drop_oldest' (counted in 'truncated'), else
+ * the keys stay pending, still found, and the status says so.
+ */
+TlbfStatus
+tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest)
+{
+	FoldInto	into;
+
+	Assert(ref->mode == LW_EXCLUSIVE);
+	into.ref = ref;
+	tlbf_store_filter_memory(ref, &into.memory);
+	into.drop_oldest = drop_oldest;
+	into.status = TLBF_OK;
+	if (tlbf_pending_fold(pending_id(ref), fold_one, &into) > 0)
+		tlbf_directory_count_change(ref);
+	return into.status;
+}
+
+/*
  * Copies of this database's filters that shared memory holds and this
  * transaction sees, each taken under its shared lock, with its region and
  * whether it changed since it was saved.  Loads nothing: call
@@ -897,6 +992,34 @@ tlbf_store_adopt(void)
  * gets, in 'ack_context', what to pass to tlbf_store_acknowledge() once
  * the transaction has committed.  Returns how many were written.
  */
+/*
+ * Fold the keys that committed transactions added to this database's
+ * filters into their bits (shared_pending.c), so that a save holds them.
+ * A filter whose pool has no room keeps them pending (still found, not
+ * saved yet).
+ */
+static void
+fold_committed_keys(void)
+{
+	ListCell   *cell;
+
+	foreach(cell, tlbf_directory_names())
+	{
+		SharedFilterRef ref;
+		PendingFilter id;
+
+		if (!tlbf_directory_open(lfirst(cell), LW_SHARED, &ref))
+			continue;
+		id = pending_id(&ref);
+		tlbf_directory_close(&ref);
+		if (tlbf_pending_count(id) == 0 ||
+			!tlbf_directory_open(lfirst(cell), LW_EXCLUSIVE, &ref))
+			continue;
+		(void) tlbf_store_fold(&ref, false);
+		tlbf_directory_close(&ref);
+	}
+}
+
 int
 tlbf_store_save(MemoryContext ack_context, List **acks)
 {
@@ -915,6 +1038,7 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
 		return 0;
 	types[1] = tlbf_extension_type();
+	fold_committed_keys();
 	changed = tlbf_directory_changed();
 	foreach(cell, changed)
 	{

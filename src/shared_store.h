@@ -27,6 +27,15 @@ extern Size tlbf_store_region(const SharedFilterRef *ref);
 extern void tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory);
 extern void tlbf_store_count_change(SharedFilterRef *ref);
 
+/* keys of open transactions (shared_pending.c), for an open filter */
+extern PendingFound tlbf_store_pending_find(const SharedFilterRef *ref, TlbfHash hash,
+											TransactionId *wait_for, TlbfTime *at);
+extern void tlbf_store_pending_reserve(const SharedFilterRef *ref, TlbfHash hash,
+									   TlbfTime at, bool stored);
+extern bool tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash);
+extern bool tlbf_store_fold_due(const SharedFilterRef *ref);
+extern TlbfStatus tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest);
+
 extern void tlbf_store_create(const char *name, const TlbfParams *params);
 extern void tlbf_store_drop(const char *name);
 extern void tlbf_store_load(void);

@@ -40,10 +40,12 @@
 
 #include "access/xact.h"
 #include "citus_tables.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "tcop/pquery.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -122,6 +124,64 @@ in_copy(void)
 	return ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY;
 }
 
+static bool
+same_arguments(const Trigger *a, const Trigger *b)
+{
+	if (a->tgnargs != b->tgnargs)
+		return false;
+	for (int i = 0; i < a->tgnargs; i++)
+		if (strcmp(a->tgargs[i], b->tgargs[i]) != 0)
+			return false;
+	return true;
+}
+
+#define ROW_INSERT_TRIGGER(t) \
+	(TRIGGER_FOR_ROW((t)->tgtype) && TRIGGER_FOR_INSERT((t)->tgtype) && \
+	 (t)->tgenabled != TRIGGER_DISABLED && !(t)->tgisinternal)
+
+/*
+ * The BEFORE trigger sees the row last, and a stored row is confirmed by
+ * the AFTER trigger: refuse to run otherwise.  A BEFORE INSERT trigger that
+ * fires after this one (triggers fire in name order) could change the key,
+ * or skip the row, after its key was reserved; without the AFTER trigger a
+ * row that is not stored (INSERT ... ON CONFLICT DO NOTHING skipping it)
+ * could not be told from one that is.
+ */
+static void
+check_trigger_pair(const Trigger *before, Relation rel)
+{
+	TriggerDesc *triggers = rel->trigdesc;
+	bool		has_after = false;
+
+	for (int i = 0; triggers != NULL && i < triggers->numtriggers; i++)
+	{
+		const Trigger *t = &triggers->triggers[i];
+
+		if (!ROW_INSERT_TRIGGER(t))
+			continue;
+		if (TRIGGER_FOR_BEFORE(t->tgtype) && strcmp(t->tgname, before->tgname) > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("trigger \"%s\" fires after tlbf_reject_recent trigger \"%s\" on table \"%s\"",
+							t->tgname, before->tgname, RelationGetRelationName(rel)),
+					 errdetail("BEFORE INSERT triggers fire in the order of their names, and tlbf_reject_recent must see the row as it will be stored: a trigger after it could change its key or skip it."),
+					 errhint("Rename the tlbf_reject_recent trigger so that its name sorts after \"%s\".",
+							 t->tgname)));
+		if (TRIGGER_FOR_AFTER(t->tgtype) && t->tgfoid == before->tgfoid &&
+			same_arguments(t, before))
+			has_after = true;
+	}
+	if (!has_after)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("tlbf_reject_recent trigger \"%s\" on table \"%s\" has no AFTER INSERT trigger to go with it",
+						before->tgname, RelationGetRelationName(rel)),
+				 errdetail("A key enters the shared filter only once its row is stored: an AFTER INSERT ... FOR EACH ROW trigger with the same function and arguments tells it so."),
+				 errhint("CREATE TRIGGER %s_stored AFTER INSERT ON %s FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent(...), with the arguments of \"%s\".",
+						 quote_identifier(before->tgname),
+						 quote_identifier(RelationGetRelationName(rel)), before->tgname)));
+}
+
 static TriggerPlan *
 plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 {
@@ -187,8 +247,16 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("column \"%s\" of relation \"%s\" does not exist", column,
 							RelationGetRelationName(data->tg_relation))));
+		if (TupleDescAttr(desc, attnum - 1)->attgenerated != '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("tlbf_reject_recent cannot key on generated column \"%s\"", column),
+					 errdetail("A BEFORE trigger sees a stored generated column before it is computed, as NULL."),
+					 errhint("Key on the columns it is computed from.")));
 		plan->columns[i] = attnum;
 	}
+	if (TRIGGER_FIRED_BEFORE(data->tg_event))
+		check_trigger_pair(trigger, data->tg_relation);
 	plan->on_shard = check_citus_shard(plan, data->tg_relation);
 	fcinfo->flinfo->fn_extra = plan;
 	return plan;
@@ -241,18 +309,28 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 	TlbfTime	now = GetCurrentTransactionStartTimestamp();
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_BEFORE(data->tg_event) ||
+		TRIGGER_FIRED_INSTEAD(data->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(data->tg_event) ||
 		!TRIGGER_FIRED_BY_INSERT(data->tg_event))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("tlbf_reject_recent must be called by a BEFORE INSERT ... FOR EACH ROW trigger")));
+				 errmsg("tlbf_reject_recent must be called by BEFORE INSERT and AFTER INSERT ... FOR EACH ROW triggers")));
 
 	tlbf_store_require();
 	plan = plan_for(fcinfo, data);
 	desc = RelationGetDescr(data->tg_relation);
 	row_key(plan, data->tg_trigtuple, desc, &key);
 	tlbf_shared_guess_for(&plan->guess, plan->filter);
+	if (TRIGGER_FIRED_AFTER(data->tg_event))
+	{
+		/* the row was stored: its key enters the filter if we commit */
+		do
+		{
+			basis = tlbf_key_basis(plan->matcher, &key, plan->guess.keys, plan->guess.holds_keys);
+			(void) tlbf_key_hash(plan->matcher, &key, basis, true, &hash);
+		} while (!tlbf_shared_confirm(plan->filter, hash, basis, &plan->guess));
+		return PointerGetDatum(NULL);
+	}
 	do
 	{
 		basis = tlbf_key_basis(plan->matcher, &key, plan->guess.keys, plan->guess.holds_keys);
