@@ -72,6 +72,9 @@ typedef struct DatabaseSchedule
 static List *schedules = NIL;
 static TimestampTz last_no_slot_report = 0;
 
+/* When this launcher started: its DEBUG1 round lines count from it. */
+static TimestampTz launcher_started = 0;
+
 /* The tlbf.naptime the timetables were made with. */
 static int	scheduled_naptime = 0;
 
@@ -200,7 +203,12 @@ report_no_slot(DatabaseWorkerKind kind, Oid database)
 					database),
 			 errdetail("It will be tried again; meanwhile that database is not maintained."),
 			 errhint("Raise max_worker_processes.")));
-	last_no_slot_report = now;
+	/*
+	 * Measured from after the line was written: two lines are then a
+	 * naptime apart by their own times in the log, however late the first
+	 * was written (016_worker_scheduling checks them so).
+	 */
+	last_no_slot_report = GetCurrentTimestamp();
 }
 
 /*
@@ -240,6 +248,11 @@ start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **han
 				pfree(*handle);
 			*handle = started;
 			wait_until_connected(started, database);
+			/* for the tests, which follow the launcher's decisions (docs/tests.md) */
+			ereport(DEBUG1,
+					(errmsg_internal("tlbf launcher: started a %s worker in database %u",
+									 kind == MAINTENANCE_WORKER ? "maintenance" : "snapshot",
+									 database)));
 		}
 	}
 	CommitTransactionCommand();
@@ -330,6 +343,32 @@ follow_naptime(TimestampTz now)
 }
 
 /*
+ * The end of a round, at DEBUG1, for the tests (docs/tests.md): they wait
+ * for these lines instead of for a while.  When it began and when the next
+ * is due, on the launcher's own clock (milliseconds since it started),
+ * whether passes are on, and how many of its passes still run.
+ */
+static void
+report_round(TimestampTz now, TimestampTz wake)
+{
+	ListCell   *cell;
+	int			passes = 0;
+
+	foreach(cell, schedules)
+	{
+		DatabaseSchedule *s = lfirst(cell);
+
+		if (running(s->pass))
+			passes++;
+	}
+	ereport(DEBUG1,
+			(errmsg_internal("tlbf launcher: round at %ld ms: passes %s, %d running; next round at %ld ms",
+							 TimestampDifferenceMilliseconds(launcher_started, now),
+							 tlbf_worker_enabled ? "on" : "off", passes,
+							 TimestampDifferenceMilliseconds(launcher_started, wake))));
+}
+
+/*
  * One round: free the filters of dropped databases, start what is due.
  * Returns when the next thing is due.
  */
@@ -379,6 +418,7 @@ run_round(void)
 			wake = Min(wake, s->next_snapshots);
 		}
 	}
+	report_round(now, wake);
 	return wake;
 }
 
@@ -398,6 +438,7 @@ tlbf_launcher_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname(LAUNCHER_NAME);
+	launcher_started = GetCurrentTimestamp();
 	tlbf_directory_watch(MyLatch);
 	before_shmem_exit(stop_watching, (Datum) 0);
 	round = AllocSetContextCreate(TopMemoryContext, "tlbf launcher round",

@@ -421,6 +421,7 @@ tlbf_snapshots_main(Datum arg)
 	MemoryContext round;
 	TimestampTz next_save;
 	TimestampTz next_retire;
+	TimestampTz reported_save = 0;
 	int			save_interval = tlbf_snapshot_interval;
 	int			retire_interval = tlbf_naptime;
 
@@ -451,6 +452,14 @@ tlbf_snapshots_main(Datum arg)
 			tlbf_report_running(SNAPSHOT_NAME ": retire expired slices");
 			tlbf_store_retire(now);
 			next_retire = TimestampTzPlusMilliseconds(now, tlbf_naptime * 1000L);
+		}
+		/* for the tests, which wait for this instead of for a while (docs/tests.md) */
+		if (next_save != reported_save)
+		{
+			ereport(DEBUG1,
+					(errmsg_internal("tlbf snapshots: next save in %ld ms",
+									 TimestampDifferenceMilliseconds(now, next_save))));
+			reported_save = next_save;
 		}
 		MemoryContextReset(round);
 		tlbf_report_idle();

@@ -13,6 +13,38 @@ use Test::More;
 
 our @EXPORT_OK = qw(citus_cluster);
 
+# A node listening on localhost (Citus connects to the nodes by TCP), with
+# 'extra' appended to its postgresql.conf, started.  The port
+# PostgreSQL::Test::Cluster found free may be taken before the server binds
+# it: its reservations hold only within this tree, and another checkout's
+# tests or a scripts/cluster.sh may choose the same port meanwhile.  Then
+# the node is given up for a new one (a new port), named NAME_2, NAME_3, ...
+sub started_node
+{
+	my ($name, $extra) = @_;
+	foreach my $try (1 .. 5)
+	{
+		my $node = PostgreSQL::Test::Cluster->new($try == 1 ? $name : "${name}_$try");
+		$node->init;
+		$node->append_conf('postgresql.conf', qq{
+			listen_addresses = 'localhost'
+			shared_preload_libraries = 'citus,tlbf'
+			max_worker_processes = 16
+			tlbf.worker_enabled = off
+			citus.max_worker_nodes_tracked = 4
+		});
+		$node->append_conf('postgresql.conf', $extra) if defined $extra;
+		my $started = $node->start(fail_ok => 1);
+		# (bound one of localhost's addresses only: Citus could reach
+		# another server through the other)
+		return $node if $started && slurp_file($node->logfile) !~ /could not bind/;
+		$node->stop if $started;
+		BAIL_OUT("node $name did not start") if slurp_file($node->logfile) !~ /could not bind/;
+		note "node $name: port " . $node->port . ' was taken meanwhile; another';
+	}
+	BAIL_OUT("node $name: every port tried was taken before the server bound it");
+}
+
 # (coordinator, worker1, worker2).  'coordinator_conf' and 'worker_conf'
 # are appended to the nodes' postgresql.conf; 'create' is what the
 # coordinator runs once the workers are added (CREATE EXTENSION tlbf by
@@ -28,18 +60,8 @@ sub citus_cluster
 	my @nodes;
 	for my $name ('coordinator', 'worker1', 'worker2')
 	{
-		my $node = PostgreSQL::Test::Cluster->new($name);
-		$node->init;
-		$node->append_conf('postgresql.conf', qq{
-			listen_addresses = 'localhost'
-			shared_preload_libraries = 'citus,tlbf'
-			max_worker_processes = 16
-			tlbf.worker_enabled = off
-			citus.max_worker_nodes_tracked = 4
-		});
 		my $extra = $name eq 'coordinator' ? $opts{coordinator_conf} : $opts{worker_conf};
-		$node->append_conf('postgresql.conf', $extra) if defined $extra;
-		$node->start;
+		my $node = started_node($name, $extra);
 		$node->safe_psql('postgres', 'CREATE EXTENSION citus');
 		push @nodes, $node;
 	}

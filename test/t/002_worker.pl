@@ -12,6 +12,7 @@ use CrashPoll qw(poll_after_crash);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use WorkerLog qw(wait_for_round);
 
 my $node = PostgreSQL::Test::Cluster->new('worker');
 $node->init;
@@ -19,6 +20,8 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'tlbf'
 tlbf.naptime = 1
 restart_after_crash = on
+# the launcher's rounds (WorkerLog)
+log_min_messages = debug1
 });
 $node->start;
 
@@ -111,14 +114,21 @@ ok($node->poll_query_until('postgres', q{
 	'and the worker keeps working');
 
 # Off, the worker leaves new stale filters alone; on again, it does them.
+# Once the launcher has ended a round with passes off and none of its
+# passes running, no pass runs until they are on again; a round that began
+# after the UPDATE found a pass due (passes off, the timetable stands
+# still) and started none.
+my $offset = -s $node->logfile;
 $node->append_conf('postgresql.conf', 'tlbf.worker_enabled = off');
 $node->reload;
-sleep 2;
+$node->wait_for_log(qr/tlbf launcher: round at \d+ ms: passes off, 0 running/, $offset);
 $node->safe_psql('postgres',
 	"UPDATE filters SET f = tlbf_add(f, 1, now() - interval '1 hour') WHERE id = 6");
-sleep 4;
+wait_for_round($node, -s $node->logfile);
 is($node->safe_psql('postgres', "SELECT tlbf_retirable(f) FROM filters WHERE id = 6"),
 	't', 'tlbf.worker_enabled = off stops the passes');
+unlike(slurp_file($node->logfile, $offset) =~ /passes off, 0 running(.*)/s ? $1 : '',
+	qr/tlbf launcher: started a maintenance worker/, '... the launcher starts none');
 $node->append_conf('postgresql.conf', 'tlbf.worker_enabled = on');
 $node->reload;
 ok($node->poll_query_until('postgres', "SELECT NOT tlbf_retirable(f) FROM filters WHERE id = 6"),
@@ -172,9 +182,10 @@ is($stderr, '', '... without complaint');
 
 # Quiet logs: the workers wrote nothing (the log line prefix shows their
 # application_name), and none of them failed, until the DROP DATABASE.
+# (DEBUG lines, which only this test's log_min_messages shows, aside.)
 my $log = $log_before_drop;
 my @chatter = grep { /\] tlbf (launcher|maintenance|snapshots) / || /background worker "tlbf (maintenance|snapshots)"/ }
-	split /\n/, $log;
+	grep { !/ DEBUG:  / } split /\n/, $log;
 is(scalar(@chatter), 0, 'the workers keep the log quiet') or diag(join("\n", @chatter));
 
 $node->stop;

@@ -103,6 +103,8 @@ $node->safe_psql('postgres',
 ok($node->poll_query_until('postgres',
 		"SELECT NOT (info->>'unsaved_changes')::boolean FROM tlbf_shared_list() WHERE name = 'clicks'"),
 	'the worker saved the filter');
+my $inserted = q{SELECT (info->>'inserted')::bigint FROM tlbf_shared_list() WHERE name = 'clicks'};
+my $before_load = $node->safe_psql('postgres', $inserted);
 my $script = $node->basedir . '/load.sql';
 append_to_file($script, "\\set k random(100000000, 200000000)\nSELECT tlbf_shared_add('clicks', :k);\n");
 my $load = IPC::Run::start(
@@ -112,7 +114,9 @@ my $load = IPC::Run::start(
 ok($node->poll_query_until('postgres',
 		"SELECT count(*) >= 4 FROM pg_stat_activity WHERE application_name = 'loader'"),
 	'load is running');
-sleep 1;
+# the crash comes while the clients add keys: once they have added a few
+ok($node->poll_query_until('postgres', "SELECT ($inserted) >= $before_load + 1000"),
+	'... and adding keys');
 my $victim = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE application_name = 'loader' LIMIT 1");
 kill 'KILL', $victim;

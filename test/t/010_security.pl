@@ -31,6 +31,8 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'tlbf'
 tlbf.naptime = 1
 tlbf.snapshot_interval = 1
+# the launcher's rounds (quiet_worker below)
+log_min_messages = debug1
 });
 $node->start;
 
@@ -277,11 +279,20 @@ foreach my $db ('d', 'd2')
 		"$db: the worker saved the shared filters");
 }
 
+# Passes off (and naptime one hour): returns once the launcher has ended a
+# round with passes off and none of its passes running.  From then on no
+# pass runs, until they are on again.
+sub quiet_worker
+{
+	my $offset = -s $node->logfile;
+	$node->safe_psql('postgres', q{ALTER SYSTEM SET tlbf.naptime = '1h'; ALTER SYSTEM SET tlbf.worker_enabled = off; SELECT pg_reload_conf();});
+	$node->wait_for_log(qr/tlbf launcher: round at \d+ ms: passes off, 0 running/, $offset);
+}
+
 # A manual pass by the superuser, with the database's search path: the
 # worker is quiet meanwhile (off, and naptime one hour), so the pass by hand is the
 # one that meets the expired rows and the dead registration.
-$node->safe_psql('postgres', q{ALTER SYSTEM SET tlbf.naptime = '1h'; ALTER SYSTEM SET tlbf.worker_enabled = off; SELECT pg_reload_conf();});
-sleep 3;
+quiet_worker();
 foreach my $db ('d', 'd2')
 {
 	my $x = $ext{$db};
@@ -353,8 +364,7 @@ $node->safe_psql('app', q{
 	TRUNCATE who_ran;
 }, extra_params => [ '-U', 'owner_role' ]);
 # the worker is quiet while the superuser runs the pass
-$node->safe_psql('postgres', q{ALTER SYSTEM SET tlbf.naptime = '1h'; ALTER SYSTEM SET tlbf.worker_enabled = off; SELECT pg_reload_conf();});
-sleep 3;
+quiet_worker();
 $node->safe_psql('app', q{
 	UPDATE owned SET f = tlbf_add(f, 0, now() - interval '1 hour');
 	TRUNCATE who_ran;

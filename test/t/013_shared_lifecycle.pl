@@ -22,9 +22,13 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use WorkerLog qw(wait_for_round);
 
 my $node = PostgreSQL::Test::Cluster->new('lifecycle');
 $node->init;
@@ -35,6 +39,8 @@ tlbf.snapshot_interval = 1
 max_prepared_transactions = 5
 # a snapshot worker for each of the 7 databases with filters, and passes
 max_worker_processes = 16
+# the launcher's rounds (WorkerLog)
+log_min_messages = debug1
 });
 $node->start;
 
@@ -63,8 +69,11 @@ $node->safe_psql('closing', q{
 });
 my $user = $node->background_psql('closing');
 $user->query_safe('SELECT 1');
+# (each wait_for_round: a launcher round that began after what came
+# before, which would have freed the filter had it taken the closed
+# database for a dropped one)
 $node->safe_psql('postgres', 'ALTER DATABASE closing ALLOW_CONNECTIONS false');
-sleep 3;    # a few launcher rounds
+wait_for_round($node, -s $node->logfile);
 # keys added one at a time, 100 ms apart, for 4 seconds
 $user->query_safe(q{
 	DO $$
@@ -75,16 +84,16 @@ $user->query_safe(q{
 	    END LOOP;
 	END $$});
 $user->query_safe(q{SELECT tlbf_shared_add('kept_open', 555555, clock_timestamp())});
-sleep 1;
+wait_for_round($node, -s $node->logfile);
 is(bgq($user, q{SELECT tlbf_shared_contains('kept_open', 555555)}), 't',
-	'ALLOW_CONNECTIONS false: a key added a second ago is found by a connected session');
+	'ALLOW_CONNECTIONS false: a key added before the last launcher round is found by a connected session');
 is(bgq($user, q{SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('kept_open', k)})
 	  . '/' . bgq($user, q{SELECT count(*) FROM generate_series(1001, 1040) k WHERE NOT tlbf_shared_contains('kept_open', k)}),
 	'0/0', '... and every key added before and after it');
 is(bgq($user, q{SELECT count(*) FROM tlbf_shared_list() WHERE name = 'kept_open'}), '1',
 	'... and the filter is listed');
 $node->safe_psql('postgres', 'ALTER DATABASE closing ALLOW_CONNECTIONS true');
-sleep 2;
+wait_for_round($node, -s $node->logfile);
 is(result('closing', q{SELECT count(*) FROM generate_series(1001, 1040) k WHERE NOT tlbf_shared_contains('kept_open', k)}),
 	'0', 'ALLOW_CONNECTIONS true again: every key is still there');
 is(bgq($user, q{SELECT tlbf_shared_contains('kept_open', 555555)}), 't', '... the last one too');

@@ -3,23 +3,30 @@
 #
 # 10. The launcher obeys tlbf.naptime: with naptime 3 and four databases
 #     with the extension (nothing registered, no shared filters), each
-#     database gets at most one maintenance worker per naptime (counted
-#     from the postmaster's DEBUG1 "starting background worker process"
-#     lines).  And with no background worker slot free, a LOG line at the
-#     default level says that a database got no pass, at most once per
-#     naptime (per database, if the line names one).
+#     database gets at most one maintenance worker per naptime: every
+#     worker the postmaster starts (its DEBUG1 "starting background worker
+#     process" lines) is one the launcher started (its DEBUG1 "started a
+#     maintenance worker" line, before the postmaster starts the next),
+#     and the launcher's rounds that started them, on its own clock, are a
+#     naptime apart or more; three or more of them for each database.  And with no
+#     background worker slot free, a LOG line at the default level says
+#     that a database got no pass, at most once per naptime (per database,
+#     if the line names one): three such lines, by their times in the log,
+#     at least a naptime apart.
 # 12. Neither the launcher nor a worker that stays connected grows its
-#     memory pass after pass: pg_log_backend_memory_contexts() twice, about
-#     ten passes apart, shows the same memory in use (within 8 kB).  The
-#     worker's database has 40 shared filters with long names, saved every
-#     second (the test waits until every one is saved, which an assert-
-#     enabled build also needs to survive the save), and a registered table.
+#     memory pass after pass: pg_log_backend_memory_contexts() twice, ten
+#     passes and ten saves apart, shows the same memory in use (within 8
+#     kB).  The worker's database has 40 shared filters with long names,
+#     saved every second (the test waits until every one is saved, which an
+#     assert-enabled build also needs to survive the save), and a
+#     registered table.
 use strict;
 use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::Local qw(timegm);
 
 my $node = PostgreSQL::Test::Cluster->new('scheduling');
 $node->init;
@@ -39,19 +46,63 @@ foreach my $db ('n1', 'n2', 'n3', 'n4')
 	$node->safe_psql($db, 'CREATE EXTENSION tlbf');
 	$oid{$db} = $node->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = '$db'");
 }
-sleep 1;
 my $offset = -s $node->logfile;
-my $watched = 10;
-sleep $watched;
-my $log = slurp_file($node->logfile, $offset);
-my %starts;
-$starts{$1}++ while $log =~ /starting background worker process "tlbf maintenance in database (\d+)"/g;
-my $at_most = int($watched / 3) + 1;
+
+# The log from $offset until the launcher has started $starts maintenance
+# workers in each database of %oid.
+sub log_until_starts
+{
+	my ($starts) = @_;
+	foreach (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		my $log = slurp_file($node->logfile, $offset);
+		my %n;
+		$n{$1}++ while $log =~ /tlbf launcher: started a maintenance worker in database (\d+)/g;
+		return $log unless grep { ($n{$_} // 0) < $starts } values %oid;
+		select(undef, undef, undef, 0.1);
+	}
+	return slurp_file($node->logfile, $offset);
+}
+my $log = log_until_starts(4);
+
+# In the order they were written: the postmaster starting a worker ('P'),
+# the launcher saying it started one ('L'), the launcher ending a round
+# that began at a time on its clock.
+my %events;
+my @in_round;
+while ($log =~ /starting background worker process "tlbf maintenance in database (\d+)"|tlbf launcher: started a maintenance worker in database (\d+)|tlbf launcher: round at (\d+) ms/g)
+{
+	if (defined $1)
+	{
+		push @{ $events{$1} }, ['P'];
+	}
+	elsif (defined $2)
+	{
+		push @{ $events{$2} }, ['L'];
+		push @in_round, $events{$2}[-1];
+	}
+	else
+	{
+		$_->[1] = $3 foreach @in_round;
+		@in_round = ();
+	}
+}
 foreach my $db (sort keys %oid)
 {
-	my $n = $starts{ $oid{$db} } // 0;
-	ok($n >= 1 && $n <= $at_most,
-		"naptime 3: database $db got $n maintenance workers in $watched s (1 to $at_most)");
+	my @e = @{ $events{ $oid{$db} } // [] };
+	# (the last start said may be of a round not over yet)
+	pop @e if @e && $e[-1][0] eq 'L' && !defined $e[-1][1];
+	my @rounds = map { $_->[1] } grep { $_->[0] eq 'L' } @e;
+	my @gaps = map { $rounds[$_] - $rounds[ $_ - 1 ] } 1 .. $#rounds;
+	ok(@rounds >= 3 && !grep({ $_ < 3000 } @gaps),
+		"naptime 3: database $db got one at most per naptime (" . scalar(@rounds) . ' workers, '
+		  . join(', ', map { "$_ ms" } @gaps) . ' apart)');
+	# (the worker of the first start said after $offset may have been
+	# started before it; the last worker started may not be said yet)
+	shift @e if @e && $e[0][0] eq 'L';
+	pop @e if @e && $e[-1][0] eq 'P';
+	like(join('', map { $_->[0] } @e), qr/^(?:PL){2,}$/,
+		"... and every maintenance worker started there is one the launcher started");
 }
 
 # ---- 12. memory, pass after pass -------------------------------------------
@@ -103,7 +154,8 @@ sub memory_in_use
 	return undef;
 }
 
-# About ten passes and ten saves, with something to save each time.
+# Ten passes and ten saves, with something to save each time: each round
+# waits until its keys are saved and its rows rewritten.
 sub ten_rounds
 {
 	my ($from) = @_;
@@ -114,7 +166,11 @@ sub ten_rounds
 			WHERE tlbf_shared_add(rpad('a_filter_with_a_rather_long_name_number_' || i, 60, 'x'), 1000 + $round);
 			UPDATE registered SET f = tlbf_add(f, $round, now() - interval '1 hour') WHERE id <= 10;
 		});
-		sleep 1;
+		$node->poll_query_until('mem', q{
+			SELECT count(*) = 40 FROM tlbf_shared_list() WHERE NOT (info->>'unsaved_changes')::boolean})
+		  or die "round $round: the shared filters were not saved";
+		$node->poll_query_until('mem', 'SELECT count(*) = 0 FROM registered WHERE tlbf_retirable(f)')
+		  or die "round $round: the registered table was not done";
 	}
 }
 
@@ -145,22 +201,33 @@ tlbf.naptime = 2
 });
 $node->restart;
 $offset = -s $node->logfile;
-$watched = 7;
-sleep $watched;
-$log = slurp_file($node->logfile, $offset);
-my @lines = grep { /LOG:.*(slot|max_worker_processes)/i && /tlbf/ } split /\n/, $log;
-ok(@lines >= 1, 'no worker slot free: a LOG line says a database got no pass')
-  or diag($log);
+my $slot_line = qr/^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3}) \S+ \[\d+\] .*LOG:.*(?:slot|max_worker_processes)/im;
+my @lines;
+foreach (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+{
+	@lines = grep { /$slot_line/ && /tlbf/ } split /\n/, slurp_file($node->logfile, $offset);
+	last if @lines >= 3;
+	select(undef, undef, undef, 0.1);
+}
+ok(@lines >= 3, 'no worker slot free: a LOG line says a database got no pass')
+  or diag(slurp_file($node->logfile, $offset));
+# The launcher measures the naptime between two lines from after it wrote
+# the first (launcher.c): their times in the log are a naptime apart or
+# more, however busy the machine.
 my %per_database;
 foreach (@lines)
 {
-	$per_database{ /database\D*(\d+)/ ? $1 : 'all' }++;
+	my @t = /$slot_line/;
+	my $ms = timegm(@t[5, 4, 3], $t[2], $t[1] - 1, $t[0]) * 1000 + $t[6];
+	push @{ $per_database{ /database\D*(\d+)/ ? $1 : 'all' } }, $ms;
 }
-my $rounds = int($watched / 2) + 1;
 foreach my $key (sort keys %per_database)
 {
-	cmp_ok($per_database{$key}, '<=', $rounds,
-		"... at most once per naptime ($per_database{$key} lines for database $key in $watched s)");
+	my @ms = @{ $per_database{$key} };
+	my @gaps = map { $ms[$_] - $ms[ $_ - 1 ] } 1 .. $#ms;
+	ok(!grep({ $_ < 2000 } @gaps),
+		"... at most once per naptime (database $key: " . scalar(@ms) . ' lines, '
+		  . (@gaps ? join(', ', map { "$_ ms" } @gaps) . ' apart' : 'one') . ')');
 }
 
 $node->stop;

@@ -14,9 +14,13 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use WorkerLog qw(wait_for_count);
 
 my $node = PostgreSQL::Test::Cluster->new('settings');
 $node->init;
@@ -166,8 +170,10 @@ ok(poll_app(q{SELECT last_error LIKE '%this table always fails%' FROM tlbf_maint
 	'... and the failing table\'s error is recorded');
 ok(poll_app(q{SELECT count(*) > 0 FROM public.seen}),
 	'the watching trigger fired (session_replication_role is not replica in the worker)');
-# a few more passes over the failing table
-sleep 3;
+# a few more passes over the failing table: its error logged three times
+# (by the worker; a FATAL if exit_on_error held)
+ok(wait_for_count($node, qr/(?:ERROR|FATAL):  this table always fails/, 3, $log_offset),
+	'... and three passes met the failing table');
 # (a FATAL of the test's own sessions would be its own doing, not a worker's)
 sub worker_fatals
 {

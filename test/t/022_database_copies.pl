@@ -19,9 +19,13 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use WorkerLog qw(wait_for_round);
 
 my $node = PostgreSQL::Test::Cluster->new('copies');
 $node->init;
@@ -31,6 +35,8 @@ tlbf.naptime = 1
 tlbf.snapshot_interval = 1
 tlbf.shared_memory = '2MB'
 tlbf.max_shared_filters = 3
+# the launcher's rounds (WorkerLog)
+log_min_messages = debug1
 });
 $node->start;
 
@@ -101,6 +107,7 @@ ok($node->poll_query_until('app',
 	'the filter of app is saved');
 
 # ---- copies made by the owner -------------------------------------------------
+my $copies_offset = -s $node->logfile;
 foreach my $i (1 .. 5)
 {
 	as('postgres', 'owner', "CREATE DATABASE clone$i TEMPLATE app");
@@ -116,7 +123,13 @@ like($err, qr/HINT:  A member of tlbf_admin .* SELECT tlbf_shared_adopt\(\)/, '.
 as('other', 'postgres', q{SELECT tlbf_shared_create('x1', '1 hour', capacity => 1000)});
 as('other', 'postgres', q{SELECT tlbf_shared_create('x2', '1 hour', capacity => 1000)});
 pass('five copies took no slot: two more filters fit in the three slots');
-sleep 2;
+# A launcher round that began after the copies were used (which would
+# start a snapshot worker in a copy with a filter loaded) has ended.
+wait_for_round($node, -s $node->logfile);
+my $clones = $node->safe_psql('postgres', q{
+	SELECT string_agg(oid::text, '|') FROM pg_database WHERE datname LIKE 'clone%'});
+is(join(', ', slurp_file($node->logfile, $copies_offset) =~ /tlbf launcher: started a snapshot worker in database (?:$clones)\b/g),
+	'', 'the launcher starts no snapshot worker in a copy');
 is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM pg_stat_activity
 		WHERE backend_type = 'tlbf snapshots' AND datname LIKE 'clone%'}),
