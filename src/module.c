@@ -8,6 +8,8 @@
  */
 #include "background.h"
 #include "shared_directory.h"
+#include "shared_functions.h"
+#include "shared_pending.h"
 #include "shared_store.h"
 
 #include "miscadmin.h"
@@ -25,7 +27,9 @@ _PG_init(void)
 	{
 		tlbf_define_preloaded_settings();
 		tlbf_directory_init();
+		tlbf_pending_init();
 		tlbf_store_init();
+		tlbf_trigger_init();
 		tlbf_register_launcher();
 	}
 	/* after every definition: placeholders of undefined names are removed */

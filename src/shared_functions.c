@@ -307,7 +307,11 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 			tlbf_store_close(&ref);
 			return TRY_WAIT;
 		}
-		seen = found == PENDING_STORED;
+		/*
+		 * A key pending is known for sure: its probability is 1, unless the
+		 * prior says no key can have been seen (the posterior is then 0).
+		 */
+		seen = found == PENDING_STORED && (threshold <= 0 || prior > 0);
 	}
 	/* (an error here, a full table of pending keys, releases the locks) */
 	if (!seen)
@@ -367,19 +371,20 @@ tlbf_shared_insert(const char *name, const TlbfHash *hashes, const TlbfTime *tim
  * The dedup trigger's step (its BEFORE trigger): is this a key the filter
  * saw within its span, or one a committed or open transaction added (with
  * a threshold: is the probability that it was at least 'threshold', given
- * 'prior')?  If not, the row is accepted and its key reserved at 'at' for
- * this transaction, confirmed by the AFTER trigger once the row is stored
- * (tlbf_shared_confirm); *is_new is true.  A rejected key is not added
+ * 'prior')?  If not, the row is accepted and its key added at 'at' for
+ * this transaction, as stored, or ('stored' false) reserved until the
+ * AFTER trigger confirms the row was stored (tlbf_shared_confirm); *is_new
+ * is true.  A rejected key is not added
  * again: it keeps the time of the row accepted last, so that a key is held
  * once per span however often it comes back, and a filter's capacity is
  * the keys it accepts per span.  False if the key must be hashed again.
  */
 bool
 tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at, double threshold,
-				   double prior, SharedWhenFull when_full, TlbfKeys basis,
+				   double prior, SharedWhenFull when_full, bool stored, TlbfKeys basis,
 				   SharedKeyGuess *guess, bool *is_new)
 {
-	return add_following_transaction(name, hash, at, threshold, prior, false, when_full,
+	return add_following_transaction(name, hash, at, threshold, prior, stored, when_full,
 									 basis, guess, is_new);
 }
 

@@ -48,8 +48,12 @@ extern bool tlbf_shared_insert(const char *name, const TlbfHash *hashes,
 							   SharedKeyGuess *guess);
 extern bool tlbf_shared_accept(const char *name, TlbfHash hash, TlbfTime at,
 							   double threshold, double prior, SharedWhenFull when_full,
-							   TlbfKeys basis, SharedKeyGuess *guess, bool *is_new);
+							   bool stored, TlbfKeys basis, SharedKeyGuess *guess,
+							   bool *is_new);
 extern bool tlbf_shared_confirm(const char *name, TlbfHash hash, TlbfKeys basis,
 								SharedKeyGuess *guess);
+
+/* shared_trigger.c */
+extern void tlbf_trigger_init(void);
 
 #endif							/* TLBF_SHARED_FUNCTIONS_H */

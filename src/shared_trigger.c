@@ -42,7 +42,10 @@
 #include "citus_tables.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "catalog/partition.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
+#include "parser/parsetree.h"
 #include "lib/stringinfo.h"
 #include "tcop/pquery.h"
 #include "utils/builtins.h"
@@ -66,6 +69,7 @@ typedef struct TriggerPlan
 	KeyMatcher *matcher;		/* hashes a row's key */
 	SharedKeyGuess guess;		/* the filter's kind of key, as last seen */
 	bool		on_shard;		/* fires on a shard of a Citus table */
+	bool		confirmed_after;	/* an AFTER trigger confirms stored rows */
 } TriggerPlan;
 
 /* The value of a trigger option that is a probability, checked. */
@@ -140,14 +144,14 @@ same_arguments(const Trigger *a, const Trigger *b)
 	 (t)->tgenabled != TRIGGER_DISABLED && !(t)->tgisinternal)
 
 /*
- * The BEFORE trigger sees the row last, and a stored row is confirmed by
- * the AFTER trigger: refuse to run otherwise.  A BEFORE INSERT trigger that
- * fires after this one (triggers fire in name order) could change the key,
- * or skip the row, after its key was reserved; without the AFTER trigger a
- * row that is not stored (INSERT ... ON CONFLICT DO NOTHING skipping it)
- * could not be told from one that is.
+ * The BEFORE trigger must see the row last: a BEFORE INSERT trigger that
+ * fires after it (triggers fire in name order) could change the key, or
+ * skip the row, after its key was taken.  Returns whether an AFTER INSERT
+ * trigger with the same arguments goes with it (to confirm each row that
+ * was stored: needed for INSERT ... ON CONFLICT, which may skip a row the
+ * BEFORE trigger let through).
  */
-static void
+static bool
 check_trigger_pair(const Trigger *before, Relation rel)
 {
 	TriggerDesc *triggers = rel->trigdesc;
@@ -171,15 +175,183 @@ check_trigger_pair(const Trigger *before, Relation rel)
 			same_arguments(t, before))
 			has_after = true;
 	}
-	if (!has_after)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("tlbf_reject_recent trigger \"%s\" on table \"%s\" has no AFTER INSERT trigger to go with it",
-						before->tgname, RelationGetRelationName(rel)),
-				 errdetail("A key enters the shared filter only once its row is stored: an AFTER INSERT ... FOR EACH ROW trigger with the same function and arguments tells it so."),
-				 errhint("CREATE TRIGGER %s_stored AFTER INSERT ON %s FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent(...), with the arguments of \"%s\".",
-						 quote_identifier(before->tgname),
-						 quote_identifier(RelationGetRelationName(rel)), before->tgname)));
+	return has_after;
+}
+
+/*
+ * INSERT ... ON CONFLICT may skip a row its BEFORE triggers let through
+ * (ON CONFLICT DO NOTHING, or DO UPDATE of the row it conflicts with): its
+ * key must then not count, so the rows it stores are confirmed by the AFTER
+ * trigger.  Without one, such a statement is refused.
+ */
+static void
+require_after_trigger(const Trigger *before, Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("INSERT ... ON CONFLICT into table \"%s\" needs an AFTER INSERT trigger to go with tlbf_reject_recent trigger \"%s\"",
+					RelationGetRelationName(rel), before->tgname),
+			 errdetail("ON CONFLICT may skip a row the BEFORE trigger let through: an AFTER INSERT ... FOR EACH ROW trigger with the same function and arguments tells which rows were stored."),
+			 errhint("CREATE TRIGGER %s_stored AFTER INSERT ON %s FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent(...), with the arguments of \"%s\".",
+					 quote_identifier(before->tgname),
+					 quote_identifier(RelationGetRelationName(rel)), before->tgname)));
+}
+
+/*
+ * The tables that running statements insert into with ON CONFLICT, as the
+ * executor hooks saw them start (a statement may be nested in another's
+ * trigger or function).  In TopMemoryContext; an abort of the
+ * (sub)transaction that started one forgets it.
+ */
+typedef struct OnConflictStatement
+{
+	QueryDesc  *query;
+	List	   *tables;			/* OIDs */
+	SubTransactionId subxact;
+} OnConflictStatement;
+
+static List *on_conflict_statements = NIL;
+static ExecutorStart_hook_type previous_executor_start = NULL;
+static ExecutorEnd_hook_type previous_executor_end = NULL;
+
+static List *
+on_conflict_tables(PlannedStmt *stmt, Plan *plan, List *tables)
+{
+	if (plan != NULL && IsA(plan, ModifyTable) &&
+		((ModifyTable *) plan)->onConflictAction != ONCONFLICT_NONE)
+	{
+		ListCell   *cell;
+
+		foreach(cell, ((ModifyTable *) plan)->resultRelations)
+			tables = lappend_oid(tables, rt_fetch(lfirst_int(cell), stmt->rtable)->relid);
+	}
+	return tables;
+}
+
+static void
+watch_executor_start(QueryDesc *query, int eflags)
+{
+	PlannedStmt *stmt = query->plannedstmt;
+	List	   *tables = NIL;
+	ListCell   *cell;
+
+	if (previous_executor_start)
+		previous_executor_start(query, eflags);
+	else
+		standard_ExecutorStart(query, eflags);
+	if (stmt == NULL || (stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE))
+		return;
+	/* a ModifyTable is the top of the plan, or of a CTE's subplan */
+	tables = on_conflict_tables(stmt, stmt->planTree, tables);
+	foreach(cell, stmt->subplans)
+		tables = on_conflict_tables(stmt, lfirst(cell), tables);
+	if (tables != NIL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		OnConflictStatement *s = palloc(sizeof(OnConflictStatement));
+
+		s->query = query;
+		s->tables = list_copy(tables);
+		s->subxact = GetCurrentSubTransactionId();
+		on_conflict_statements = lappend(on_conflict_statements, s);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+static void
+forget_statements(bool (*gone) (const OnConflictStatement *s, const void *arg), const void *arg)
+{
+	ListCell   *cell;
+
+	foreach(cell, on_conflict_statements)
+	{
+		OnConflictStatement *s = lfirst(cell);
+
+		if (!gone(s, arg))
+			continue;
+		list_free(s->tables);
+		pfree(s);
+		on_conflict_statements = foreach_delete_current(on_conflict_statements, cell);
+	}
+}
+
+static bool
+of_query(const OnConflictStatement *s, const void *arg)
+{
+	return s->query == arg;
+}
+
+static bool
+of_subxact(const OnConflictStatement *s, const void *arg)
+{
+	return s->subxact == *(const SubTransactionId *) arg;
+}
+
+static bool
+any_statement(const OnConflictStatement *s, const void *arg)
+{
+	return true;
+}
+
+static void
+watch_executor_end(QueryDesc *query)
+{
+	if (on_conflict_statements != NIL)
+		forget_statements(of_query, query);
+	if (previous_executor_end)
+		previous_executor_end(query);
+	else
+		standard_ExecutorEnd(query);
+}
+
+static void
+forget_on_abort(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		forget_statements(any_statement, NULL);
+}
+
+static void
+forget_on_subabort(SubXactEvent event, SubTransactionId mySubid,
+				   SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		forget_statements(of_subxact, &mySubid);
+}
+
+/* Does a running statement insert into 'rel' (or a table it is a partition of) with ON CONFLICT? */
+static bool
+inserting_on_conflict(Relation rel)
+{
+	ListCell   *cell;
+	List	   *ancestors = NIL;
+
+	if (on_conflict_statements == NIL)
+		return false;
+	if (rel->rd_rel->relispartition)
+		ancestors = get_partition_ancestors(RelationGetRelid(rel));
+	foreach(cell, on_conflict_statements)
+	{
+		OnConflictStatement *s = lfirst(cell);
+		ListCell   *t;
+
+		foreach(t, s->tables)
+			if (lfirst_oid(t) == RelationGetRelid(rel) || list_member_oid(ancestors, lfirst_oid(t)))
+				return true;
+	}
+	return false;
+}
+
+/* Install the executor hooks (from _PG_init, when preloaded). */
+void
+tlbf_trigger_init(void)
+{
+	previous_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = watch_executor_start;
+	previous_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = watch_executor_end;
+	RegisterXactCallback(forget_on_abort, NULL);
+	RegisterSubXactCallback(forget_on_subabort, NULL);
 }
 
 static TriggerPlan *
@@ -256,7 +428,7 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 		plan->columns[i] = attnum;
 	}
 	if (TRIGGER_FIRED_BEFORE(data->tg_event))
-		check_trigger_pair(trigger, data->tg_relation);
+		plan->confirmed_after = check_trigger_pair(trigger, data->tg_relation);
 	plan->on_shard = check_citus_shard(plan, data->tg_relation);
 	fcinfo->flinfo->fn_extra = plan;
 	return plan;
@@ -331,12 +503,15 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 		} while (!tlbf_shared_confirm(plan->filter, hash, basis, &plan->guess));
 		return PointerGetDatum(NULL);
 	}
+	if (!plan->confirmed_after && inserting_on_conflict(data->tg_relation))
+		require_after_trigger(data->tg_trigger, data->tg_relation);
 	do
 	{
 		basis = tlbf_key_basis(plan->matcher, &key, plan->guess.keys, plan->guess.holds_keys);
 		(void) tlbf_key_hash(plan->matcher, &key, basis, true, &hash);
 	} while (!tlbf_shared_accept(plan->filter, hash, now, plan->threshold, plan->prior,
-								 plan->when_full, basis, &plan->guess, &is_new));
+								 plan->when_full, !plan->confirmed_after, basis, &plan->guess,
+								 &is_new));
 	if (is_new)
 		return PointerGetDatum(data->tg_trigtuple);
 	if (plan->on_shard && !plan->raise && in_copy())
