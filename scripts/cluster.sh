@@ -58,6 +58,7 @@ unix_socket_directories = '$dir'
 fsync = off
 max_worker_processes = 16
 max_parallel_workers_per_gather = 2
+max_prepared_transactions = 10
 shared_preload_libraries = '$preload'
 ${TLBF_CLUSTER_CONF:-}
 CONF

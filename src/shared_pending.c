@@ -21,11 +21,14 @@
  *
  * Nothing happens when a transaction ends, so nothing can fail then.
  *
- * A key is added in two steps by the dedup trigger: reserved by its BEFORE
+ * A key is added in two steps by the dedup trigger when it has an AFTER
+ * trigger (INSERT ... ON CONFLICT needs one): reserved by its BEFORE
  * trigger (so that a concurrent insertion of it waits), and marked stored
  * by its AFTER trigger, which fires only for a row that was stored (not for
- * one INSERT ... ON CONFLICT DO NOTHING skipped).  A committed key that was
- * never marked stored is dropped at the fold.
+ * one INSERT ... ON CONFLICT DO NOTHING skipped), at the end of the
+ * statement.  A key reserved by an earlier statement of this transaction
+ * and never marked stored does not count, nor does a committed key that
+ * was never marked stored: the fold drops it.
  *
  * The table has tlbf.max_pending_keys entries in PENDING_PARTITIONS parts,
  * each with its LWLock; a key's part and place in it come from its hash
@@ -77,6 +80,7 @@ typedef struct PendingKey
 	uint64		generation;		/* of the filter's slot */
 	TlbfTime	at;				/* when it was added */
 	TransactionId xid;			/* the (sub)transaction that added it */
+	CommandId	command;		/* and its statement */
 	int16		slot;			/* the filter's directory slot */
 	uint8		state;			/* PendingState */
 } PendingKey;
@@ -247,6 +251,10 @@ tlbf_pending_find(PendingFilter filter, TlbfHash hash, TransactionId *wait_for, 
 		switch (fate_of(k->xid))
 		{
 			case FATE_MINE:
+				/* reserved by an earlier statement, never confirmed: skipped */
+				if (k->state == PENDING_RESERVED &&
+					k->command < GetCurrentCommandId(false))
+					continue;
 				*at = k->at;
 				found = PENDING_STORED;
 				break;
@@ -312,6 +320,7 @@ tlbf_pending_reserve(PendingFilter filter, TlbfHash hash, TlbfTime at, bool stor
 	part->keys[i].generation = filter.generation;
 	part->keys[i].at = at;
 	part->keys[i].xid = xid;
+	part->keys[i].command = GetCurrentCommandId(false);
 	part->keys[i].slot = (int16) filter.slot;
 	part->keys[i].state = stored ? PENDING_STORED_ROW : PENDING_RESERVED;
 	part->used++;

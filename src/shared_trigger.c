@@ -171,8 +171,9 @@ check_trigger_pair(const Trigger *before, Relation rel)
 					 errdetail("BEFORE INSERT triggers fire in the order of their names, and tlbf_reject_recent must see the row as it will be stored: a trigger after it could change its key or skip it."),
 					 errhint("Rename the tlbf_reject_recent trigger so that its name sorts after \"%s\".",
 							 t->tgname)));
+		/* (deferred, it would confirm at commit: after later statements) */
 		if (TRIGGER_FOR_AFTER(t->tgtype) && t->tgfoid == before->tgfoid &&
-			same_arguments(t, before))
+			!t->tginitdeferred && same_arguments(t, before))
 			has_after = true;
 	}
 	return has_after;

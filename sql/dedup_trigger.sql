@@ -1,0 +1,129 @@
+-- The dedup trigger keeps a unique index's promise within the span: a row
+-- is rejected only if a row with the same key was stored by a committed
+-- transaction (or by this one), plus false positives.  Keys of rows that
+-- were not stored (a failed statement, a rollback, a savepoint rolled
+-- back, a deferred constraint failing at commit, ROLLBACK PREPARED, ON
+-- CONFLICT skipping the row) leave nothing.  (Concurrent transactions:
+-- test/isolation/specs/dedup_trigger.spec.)
+SELECT tlbf_shared_create('signups', '1 hour', 1e-6);
+CREATE TABLE signups (email text, age int CHECK (age >= 18));
+CREATE TRIGGER dedup BEFORE INSERT ON signups
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('signups', 'email');
+
+-- a failed insert, corrected and retried, is stored
+SELECT outcome($$INSERT INTO signups VALUES ('ann@example.com', 17)$$);
+INSERT INTO signups VALUES ('ann@example.com', 21);
+-- a rolled-back transaction, a failing later statement
+BEGIN;
+INSERT INTO signups VALUES ('bob@example.com', 30);
+ROLLBACK;
+INSERT INTO signups VALUES ('bob@example.com', 31);
+BEGIN;
+INSERT INTO signups VALUES ('dan@example.com', 30);
+SELECT 1 / 0;
+ROLLBACK;
+INSERT INTO signups VALUES ('dan@example.com', 31);
+-- a savepoint rolled back: the same transaction stores the key again
+BEGIN;
+SAVEPOINT before_cat;
+INSERT INTO signups VALUES ('cat@example.com', 40);
+ROLLBACK TO SAVEPOINT before_cat;
+INSERT INTO signups VALUES ('cat@example.com', 41);
+-- and a key added in this transaction is a duplicate within it
+INSERT INTO signups VALUES ('cat@example.com', 42);
+COMMIT;
+-- two rows of one statement with the same key: the first is stored
+INSERT INTO signups VALUES ('kim@example.com', 20), ('kim@example.com', 21);
+-- a prepared transaction rolled back leaves nothing; one committed stays
+BEGIN;
+INSERT INTO signups VALUES ('fay@example.com', 50);
+PREPARE TRANSACTION 'fay';
+ROLLBACK PREPARED 'fay';
+INSERT INTO signups VALUES ('fay@example.com', 51);
+BEGIN;
+INSERT INTO signups VALUES ('gus@example.com', 60);
+PREPARE TRANSACTION 'gus';
+COMMIT PREPARED 'gus';
+INSERT INTO signups VALUES ('gus@example.com', 61);
+-- committed keys are rejected, as a unique index would
+INSERT INTO signups VALUES ('ann@example.com', 99), ('bob@example.com', 99);
+SELECT email, age FROM signups ORDER BY email, age;
+
+-- a deferred constraint failing at commit leaves nothing
+CREATE TABLE orders (id int UNIQUE DEFERRABLE INITIALLY DEFERRED, email text);
+CREATE TRIGGER dedup BEFORE INSERT ON orders
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('signups', 'email');
+BEGIN;
+INSERT INTO orders VALUES (1, 'eve@example.com'), (1, 'zed@example.com');
+COMMIT;
+INSERT INTO orders VALUES (2, 'eve@example.com'), (3, 'zed@example.com');
+SELECT id, email FROM orders ORDER BY id;
+
+-- 'error' raises 23505 for a key a committed transaction stored
+CREATE TABLE payments (ref text);
+SELECT tlbf_shared_create('payments', '1 hour', 1e-6);
+CREATE TRIGGER dedup BEFORE INSERT ON payments
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('error', 'payments', 'ref');
+BEGIN;
+INSERT INTO payments VALUES ('p-1');
+ROLLBACK;
+INSERT INTO payments VALUES ('p-1');
+\set VERBOSITY terse
+INSERT INTO payments VALUES ('p-1');
+\set VERBOSITY default
+SELECT count(*) AS payments FROM payments;
+
+-- The trigger sees the row as stored: a BEFORE INSERT trigger that fires
+-- after it (names sort after) is refused; fired before it, a trigger that
+-- skips a row or changes its key does so before the key is taken.
+CREATE TABLE ads (ad text);
+SELECT tlbf_shared_create('ads', '1 hour', 1e-6);
+CREATE FUNCTION skip_or_lower() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.ad = 'skip' THEN
+        RETURN NULL;
+    END IF;
+    NEW.ad := lower(NEW.ad);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER dedup BEFORE INSERT ON ads
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('ads', 'ad');
+CREATE TRIGGER normalize BEFORE INSERT ON ads FOR EACH ROW EXECUTE FUNCTION skip_or_lower();
+INSERT INTO ads VALUES ('Ad-1');
+ALTER TRIGGER dedup ON ads RENAME TO zz_dedup;
+INSERT INTO ads VALUES ('Ad-1'), ('ad-1'), ('skip'), ('AD-2');
+INSERT INTO ads VALUES ('ad-2');
+SELECT ad FROM ads ORDER BY ad;
+SELECT tlbf_shared_contains('ads', 'skip') AS skipped_key_taken;
+
+-- INSERT ... ON CONFLICT may skip a row the BEFORE trigger let through:
+-- it needs the AFTER trigger, which tells which rows were stored.
+CREATE TABLE clicks (id int PRIMARY KEY, ad text);
+SELECT tlbf_shared_create('clicks', '1 hour', 1e-6);
+CREATE TRIGGER dedup BEFORE INSERT ON clicks
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'ad');
+INSERT INTO clicks VALUES (1, 'ivy');
+INSERT INTO clicks VALUES (1, 'jay') ON CONFLICT (id) DO NOTHING;
+CREATE TRIGGER dedup_stored AFTER INSERT ON clicks
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'ad');
+INSERT INTO clicks VALUES (1, 'jay') ON CONFLICT (id) DO NOTHING;
+INSERT INTO clicks VALUES (2, 'jay') ON CONFLICT (id) DO NOTHING;
+INSERT INTO clicks VALUES (3, 'ivy'), (4, 'jay') ON CONFLICT (id) DO NOTHING;
+INSERT INTO clicks VALUES (2, 'kay') ON CONFLICT (id) DO UPDATE SET ad = 'kay';
+INSERT INTO clicks VALUES (5, 'kay');
+-- a row skipped earlier in the same transaction did not take its key
+BEGIN;
+INSERT INTO clicks VALUES (1, 'lee') ON CONFLICT (id) DO NOTHING;
+INSERT INTO clicks VALUES (6, 'lee');
+COMMIT;
+SELECT id, ad FROM clicks ORDER BY id;
+
+-- a generated key column is refused: a BEFORE trigger sees it as NULL
+CREATE TABLE skus (customer int, sku text, sku_norm text GENERATED ALWAYS AS (lower(sku)) STORED);
+CREATE TRIGGER dedup BEFORE INSERT ON skus
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'customer', 'sku_norm');
+INSERT INTO skus (customer, sku) VALUES (1, 'A');
+
+DROP TABLE signups, orders, payments, ads, clicks, skus;
+DROP FUNCTION skip_or_lower();
+SELECT tlbf_shared_drop(name) FROM tlbf_shared_list() WHERE name IN ('signups', 'payments', 'ads', 'clicks');
