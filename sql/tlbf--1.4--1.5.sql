@@ -1,5 +1,8 @@
 -- tlbf 1.5: a key is SQL's key (enums by label, float4 and float8 apart,
--- keys of types that hash otherwise refused: all in the library).
+-- keys of types that hash otherwise refused: in the library); the dedup
+-- trigger follows the transaction (in the library, with an AFTER trigger
+-- for INSERT ... ON CONFLICT); a shared filter gets its region, max_bytes,
+-- when it is created, and never grows past it.
 
 \echo Use "ALTER EXTENSION tlbf UPDATE TO '1.5'" to load this file. \quit
 
@@ -30,3 +33,22 @@ BEGIN
     END IF;
 END
 $$;
+
+-- A shared filter's region is taken when it is created, and it never
+-- grows past it: max_bytes (NULL: what its capacity needs).
+DROP FUNCTION tlbf_shared_create(text, interval, float8, bigint);
+-- Not STRICT: max_bytes may be NULL (the size the capacity needs); NULL
+-- in any other argument returns NULL, as STRICT would.
+CREATE FUNCTION tlbf_shared_create(name text, span interval,
+                                   error_rate float8 DEFAULT 0.01,
+                                   capacity bigint DEFAULT 100000,
+                                   max_bytes bigint DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tlbf_shared_create(text, interval, float8, bigint, bigint) IS
+    'a named filter in shared memory, for every session of this database, in a region of max_bytes it never outgrows (tlbf_admin)';
+REVOKE EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint, bigint) TO tlbf_admin;
+
+COMMENT ON FUNCTION tlbf_reject_recent() IS
+    'BEFORE INSERT trigger (and AFTER INSERT, for INSERT ... ON CONFLICT): skip (or with ''error'', refuse) rows whose key a shared filter saw within its span, as a unique index would (with ''threshold=P'', only when the probability of that is at least P)';

@@ -583,11 +583,14 @@ CREATE TRIGGER stamp_database BEFORE INSERT OR UPDATE ON tlbf_shared_filters
 -- whatever session_replication_role the writer runs with
 ALTER TABLE tlbf_shared_filters ENABLE ALWAYS TRIGGER stamp_database;
 
+-- Not STRICT: max_bytes may be NULL (the size the capacity needs); NULL
+-- in any other argument returns NULL, as STRICT would.
 CREATE FUNCTION tlbf_shared_create(name text, span interval,
                                    error_rate float8 DEFAULT 0.01,
-                                   capacity bigint DEFAULT 100000)
+                                   capacity bigint DEFAULT 100000,
+                                   max_bytes bigint DEFAULT NULL)
     RETURNS void
-    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION tlbf_shared_drop(name text)
     RETURNS void
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
@@ -613,8 +616,8 @@ CREATE FUNCTION tlbf_reject_recent()
     RETURNS trigger
     AS 'MODULE_PATHNAME' LANGUAGE C;
 
-COMMENT ON FUNCTION tlbf_shared_create(text, interval, float8, bigint) IS
-    'a named filter in shared memory, for every session of this database (tlbf_admin)';
+COMMENT ON FUNCTION tlbf_shared_create(text, interval, float8, bigint, bigint) IS
+    'a named filter in shared memory, for every session of this database, in a region of max_bytes it never outgrows (tlbf_admin)';
 COMMENT ON FUNCTION tlbf_shared_drop(text) IS
     'drop a named shared filter and its saved copy (tlbf_admin)';
 COMMENT ON FUNCTION tlbf_shared_rebuild(text, text) IS
@@ -628,9 +631,9 @@ COMMENT ON FUNCTION tlbf_shared_get(text) IS
 COMMENT ON FUNCTION tlbf_shared_list() IS
     'the shared filters of this database, with tlbf_info';
 COMMENT ON FUNCTION tlbf_reject_recent() IS
-    'BEFORE INSERT trigger: skip (or with ''error'', refuse) rows whose key a shared filter saw within its span (with ''threshold=P'', only when the probability of that is at least P)';
+    'BEFORE INSERT trigger (and AFTER INSERT, for INSERT ... ON CONFLICT): skip (or with ''error'', refuse) rows whose key a shared filter saw within its span, as a unique index would (with ''threshold=P'', only when the probability of that is at least P)';
 
-REVOKE EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint),
+REVOKE EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint, bigint),
                            tlbf_shared_drop(text),
                            tlbf_shared_rebuild(text, text),
                            tlbf_shared_add(text, "any", timestamptz),
@@ -639,7 +642,7 @@ REVOKE EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint),
                            tlbf_shared_list(),
                            tlbf_reject_recent()
     FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint),
+GRANT EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint, bigint),
                           tlbf_shared_drop(text),
                           tlbf_shared_rebuild(text, text)
     TO tlbf_admin;

@@ -139,9 +139,9 @@ tlbf_define_preloaded_settings(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.max_pending_keys",
 							"Largest number of keys of open transactions waiting for shared tlbf filters.",
-							"A key enters a shared filter when its transaction commits; until then it waits in shared memory (40 bytes a key). One transaction may take a quarter of them.",
+							"A key enters a shared filter when its transaction commits; until then it waits in shared memory (48 bytes a key). One transaction may take a quarter of them.",
 							&tlbf_max_pending_keys,
-							100000,
+							200000,
 							1024,
 							INT_MAX / 64,
 							PGC_POSTMASTER,

@@ -143,18 +143,6 @@ slot_lock(int slot)
 	return &locks[slot + 1].lock;
 }
 
-/*
- * Held while a filter moves to a larger region (tlbf_directory_grow): two
- * filters growing at once must not both pick the same free space.  Creates,
- * installs and frees hold the directory lock exclusively, so they wait for
- * a move, which holds it shared.
- */
-static LWLock *
-grow_lock(void)
-{
-	return &locks[tlbf_max_shared_filters + 1].lock;
-}
-
 static void
 request_shared_memory(void)
 {
@@ -162,7 +150,7 @@ request_shared_memory(void)
 		previous_request_hook();
 	RequestAddinShmemSpace(add_size(directory_bytes(),
 									tlbf_directory_pool_bytes() + sizeof(uint64)));
-	RequestNamedLWLockTranche("tlbf", tlbf_max_shared_filters + 2);
+	RequestNamedLWLockTranche("tlbf", tlbf_max_shared_filters + 1);
 }
 
 static void
@@ -440,6 +428,13 @@ tlbf_directory_count_change(SharedFilterRef *ref)
 	directory->slots[ref->slot].changes++;
 }
 
+/* The name of the filter 'ref' opened. */
+const char *
+tlbf_directory_name(const SharedFilterRef *ref)
+{
+	return directory->slots[ref->slot].name;
+}
+
 /* Which filter holds the slot 'ref' opened (for its pending keys). */
 uint64
 tlbf_directory_generation(const SharedFilterRef *ref)
@@ -487,6 +482,13 @@ tlbf_directory_saved(const SharedFilterId *id)
  * least twice its first generation.  A double, so that a size far beyond
  * the pool can be reported as it is.
  */
+/* The least region a filter of these parameters may have: its first slices. */
+Size
+tlbf_directory_min_region(const TlbfParams *p)
+{
+	return (Size) fmax(2.0 * tlbf_first_generation_bytes(p), MIN_REGION_BYTES);
+}
+
 double
 tlbf_directory_region_for(const TlbfParams *p)
 {
@@ -631,45 +633,6 @@ tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
 	fill_slot(slot, name, (Size) offset, region, initial, me);
 	remember(true, slot);
 	LWLockRelease(directory_lock());
-}
-
-/*
- * Move the filter 'ref' holds exclusively to a region of at least 'size'
- * bytes (twice its region, if the pool has that much in one piece), with
- * its bytes; NULL if no free part of the pool is large enough.  The
- * filter's lock keeps everyone else off its bytes meanwhile, and the
- * directory lock, held shared since it was opened, keeps the free space
- * from changing but by another move (grow_lock).  A region never shrinks:
- * it is freed with its filter.
- */
-Tlbf *
-tlbf_directory_grow(SharedFilterRef *ref, Size size)
-{
-	SharedSlot *s = &directory->slots[ref->slot];
-	Size		wanted;
-	int64		offset;
-
-	Assert(ref->mode == LW_EXCLUSIVE);
-	size = TYPEALIGN(sizeof(uint64), size);
-	if (size > tlbf_directory_max_region())
-		return NULL;
-	wanted = Min(Max(size, 2 * s->region), tlbf_directory_max_region());
-	LWLockAcquire(grow_lock(), LW_EXCLUSIVE);
-	offset = free_region(wanted);
-	if (offset < 0 && wanted > size)
-	{
-		wanted = size;
-		offset = free_region(wanted);
-	}
-	if (offset >= 0)
-	{
-		memcpy(pool + offset, ref->filter, tlbf_size(ref->filter));
-		s->offset = (Size) offset;
-		s->region = wanted;
-		ref->filter = (Tlbf *) (pool + offset);
-	}
-	LWLockRelease(grow_lock());
-	return offset >= 0 ? ref->filter : NULL;
 }
 
 /* Drop filter 'name' at commit; false if this transaction sees none. */

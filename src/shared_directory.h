@@ -38,6 +38,7 @@ extern void tlbf_directory_require(void);
 extern Size tlbf_directory_pool_bytes(void);
 extern Size tlbf_directory_max_region(void);
 extern double tlbf_directory_region_for(const TlbfParams *params);
+extern Size tlbf_directory_min_region(const TlbfParams *params);
 
 extern bool tlbf_directory_open(const char *name, LWLockMode mode, SharedFilterRef *ref);
 extern bool tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode,
@@ -46,12 +47,12 @@ extern void tlbf_directory_close(SharedFilterRef *ref);
 extern void tlbf_directory_count_change(SharedFilterRef *ref);
 extern Size tlbf_directory_region(const SharedFilterRef *ref);
 extern uint64 tlbf_directory_generation(const SharedFilterRef *ref);
+extern const char *tlbf_directory_name(const SharedFilterRef *ref);
 extern uint64 tlbf_directory_changes(const SharedFilterRef *ref);
 extern bool tlbf_directory_unsaved(const SharedFilterRef *ref);
 extern void tlbf_directory_saved(const SharedFilterId *id);
 
 extern void tlbf_directory_create(const char *name, const Tlbf *initial, Size region);
-extern Tlbf *tlbf_directory_grow(SharedFilterRef *ref, Size size);
 extern bool tlbf_directory_drop(const char *name);
 extern List *tlbf_directory_names(void);
 extern List *tlbf_directory_changed(void);

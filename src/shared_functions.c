@@ -52,21 +52,26 @@ filter_name(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * tlbf_shared_create(name, span, error_rate, capacity): a new empty filter
- * in shared memory, and its row in the snapshot table.
+ * tlbf_shared_create(name, span, error_rate, capacity, max_bytes): a new
+ * empty filter in shared memory, in a region of max_bytes (NULL: what its
+ * capacity needs) it never grows past, and its row in the snapshot table.
+ * NULL when a parameter but max_bytes is NULL, as if STRICT.
  */
 Datum
 tlbf_shared_create(PG_FUNCTION_ARGS)
 {
-	char	   *name = filter_name(fcinfo, 0);
+	char	   *name;
 	TlbfParams	params;
 
+	for (int i = 0; i < 4; i++)
+		if (PG_ARGISNULL(i))
+			PG_RETURN_NULL();
+	name = filter_name(fcinfo, 0);
 	PreventCommandDuringRecovery("tlbf_shared_create()");
-	/* (STRICT: none is NULL) */
 	(void) tlbf_params_from_args(fcinfo, 1, 3, &params);
 	tlbf_params_check(&params);
 	/* the store checks its size against the pool (not tlbf.max_filter_bytes) */
-	tlbf_store_create(name, &params);
+	tlbf_store_create(name, &params, PG_NARGS() > 4 && !PG_ARGISNULL(4) ? PG_GETARG_INT64(4) : 0);
 	PG_RETURN_VOID();
 }
 
@@ -125,9 +130,9 @@ insert_locked(SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *time
 }
 
 /*
- * After the filter is closed: an insertion that found the pool full fails
- * (it changed nothing), and one that dropped live slices says so at
- * WARNING, which the server log keeps.
+ * After the filter is closed: an insertion that found the filter's region
+ * full fails (it changed nothing), and one that dropped live slices says so
+ * at WARNING, which the server log keeps.
  */
 static void
 report_full(const char *name, TlbfStatus status, uint64 truncated_before,
@@ -137,16 +142,16 @@ report_full(const char *name, TlbfStatus status, uint64 truncated_before,
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("shared tlbf filter \"%s\" is full", name),
-				 errdetail("Its keys need more than its region of %zu bytes, and tlbf.shared_memory (%d bytes, for all databases together) has no larger free region.",
-						   region, tlbf_shared_memory),
-				 errhint("Raise tlbf.shared_memory and restart the server, or drop filters that are not needed.  A tlbf_reject_recent trigger with 'on_full=drop' drops the filter's oldest keys instead.")));
+				 errdetail("Its keys need more than its region of %zu bytes, which it was created with (max_bytes) and never outgrows.",
+						   region),
+				 errhint("Drop it and create it again with a larger max_bytes or capacity (tlbf_shared_create(..., max_bytes => ...)), and refill it with tlbf_shared_rebuild().  A tlbf_reject_recent trigger with 'on_full=drop' drops the filter's oldest keys instead.")));
 	if (truncated_after > truncated_before)
 		ereport(WARNING,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("shared tlbf filter \"%s\" was full and dropped unexpired slices", name),
 				 errdetail("Keys in the dropped slices may now be reported absent, and their repeats accepted; tlbf_shared_list() counts such slices in \"truncated\" (now " UINT64_FORMAT ").",
 						   truncated_after),
-				 errhint("Raise tlbf.shared_memory and restart the server, or drop filters that are not needed.")));
+				 errhint("Create the filter again with a larger max_bytes or capacity, and refill it with tlbf_shared_rebuild().")));
 }
 
 /*

@@ -62,7 +62,7 @@
 #include "utils/memutils.h"
 
 /* settings (settings.c defines them) */
-int			tlbf_max_pending_keys = 100000;
+int			tlbf_max_pending_keys = 200000;
 
 #define PENDING_PARTITIONS	16
 
@@ -106,6 +106,39 @@ static shmem_startup_hook_type previous_startup_hook = NULL;
 
 /* keys this backend's transaction holds in the table (for the cap) */
 static int	keys_held = 0;
+
+/*
+ * The keys this transaction added, to write them down if it is prepared
+ * (in TopTransactionContext: gone with the transaction).
+ */
+typedef struct MyKey
+{
+	char		name[NAMEDATALEN];
+	TlbfHash	hash;
+	TlbfTime	at;
+	TransactionId xid;
+	bool		stored;
+} MyKey;
+
+static List *my_keys = NIL;
+
+/* A prepared transaction's keys, as written to pg_tlbf/pending/. */
+#define PREPARED_DIR		"pg_tlbf/pending"
+#define PREPARED_MAGIC		0x504C4254u /* "TLBP" */
+
+typedef struct PreparedKey
+{
+	char		name[NAMEDATALEN];
+	uint64		a;
+	uint64		b;
+	TlbfTime	at;
+} PreparedKey;
+
+typedef struct PreparedHeader
+{
+	uint32		magic;
+	uint32		count;
+} PreparedHeader;
 
 static int
 part_capacity(void)
@@ -178,12 +211,25 @@ start_shared_memory(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+static void write_prepared_keys(void);
+
 static void
 on_transaction_end(XactEvent event, void *arg)
 {
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PREPARE)
-		keys_held = 0;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_PREPARE:
+			write_prepared_keys();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+			keys_held = 0;
+			my_keys = NIL;		/* freed with TopTransactionContext */
+			break;
+		default:
+			break;
+	}
 }
 
 /* Set up the table's shared memory (from _PG_init, when preloaded). */
@@ -281,28 +327,17 @@ tlbf_pending_find(PendingFilter filter, TlbfHash hash, TransactionId *wait_for, 
 }
 
 /*
- * Add a key this transaction reserves for the filter, as its current
- * (sub)transaction's: 'stored' says its row is stored already (a key added
- * by tlbf_shared_add), else tlbf_pending_confirm marks it once it is.
- * ERROR (53200) when the table, or this transaction's share of it, is
- * full.
+ * Put a key in the table, as (sub)transaction xid's.  ERROR (53200) when
+ * the table is full.
  */
-void
-tlbf_pending_reserve(PendingFilter filter, TlbfHash hash, TlbfTime at, bool stored)
+static void
+add_entry(PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId xid, bool stored)
 {
 	int			p = part_for(hash);
 	PendingPart *part = part_of(p);
 	int			capacity = part_capacity();
-	TransactionId xid = GetCurrentTransactionId();
 	int			i;
 
-	if (keys_held >= tlbf_max_pending_keys / 4)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("a transaction can add at most %d keys to shared tlbf filters",
-						tlbf_max_pending_keys / 4),
-				 errdetail("Keys wait in shared memory until their transaction commits, and one transaction may take a quarter of tlbf.max_pending_keys."),
-				 errhint("Add the rows in smaller transactions, or raise tlbf.max_pending_keys (a restart).")));
 	LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
 	if (part->used >= capacity - 1)
 	{
@@ -320,13 +355,48 @@ tlbf_pending_reserve(PendingFilter filter, TlbfHash hash, TlbfTime at, bool stor
 	part->keys[i].generation = filter.generation;
 	part->keys[i].at = at;
 	part->keys[i].xid = xid;
-	part->keys[i].command = GetCurrentCommandId(false);
+	part->keys[i].command = TransactionIdIsCurrentTransactionId(xid) ?
+		GetCurrentCommandId(false) : FirstCommandId;
 	part->keys[i].slot = (int16) filter.slot;
 	part->keys[i].state = stored ? PENDING_STORED_ROW : PENDING_RESERVED;
 	part->used++;
 	LWLockRelease(&locks[p].lock);
 	pg_atomic_fetch_add_u32(&shared->counts[filter.slot], 1);
+}
+
+/*
+ * Add a key this transaction reserves for filter 'name', as its current
+ * (sub)transaction's: 'stored' says its row is stored already (a key added
+ * by tlbf_shared_add, or by a trigger without an AFTER trigger), else
+ * tlbf_pending_confirm marks it once it is.  ERROR (53200) when the table,
+ * or this transaction's share of it, is full.
+ */
+void
+tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash, TlbfTime at,
+					 bool stored)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	MyKey	   *mine;
+	MemoryContext old;
+
+	if (keys_held >= tlbf_max_pending_keys / 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("a transaction can add at most %d keys to shared tlbf filters",
+						tlbf_max_pending_keys / 4),
+				 errdetail("Keys wait in shared memory until their transaction commits, and one transaction may take a quarter of tlbf.max_pending_keys."),
+				 errhint("Add the rows in smaller transactions, or raise tlbf.max_pending_keys (a restart).")));
+	add_entry(filter, hash, at, xid, stored);
 	keys_held++;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	mine = palloc0(sizeof(MyKey));
+	strlcpy(mine->name, name, NAMEDATALEN);
+	mine->hash = hash;
+	mine->at = at;
+	mine->xid = xid;
+	mine->stored = stored;
+	my_keys = lappend(my_keys, mine);
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -356,6 +426,18 @@ tlbf_pending_confirm(PendingFilter filter, TlbfHash hash)
 		}
 	}
 	LWLockRelease(&locks[p].lock);
+	if (found)
+	{
+		ListCell   *cell;
+
+		foreach(cell, my_keys)
+		{
+			MyKey	   *mine = lfirst(cell);
+
+			if (!mine->stored && mine->hash.a == hash.a && mine->hash.b == hash.b)
+				mine->stored = true;
+		}
+	}
 	return found;
 }
 
@@ -395,21 +477,45 @@ free_entry(PendingPart *part, int i)
 	}
 }
 
-/*
- * Fold the filter's keys whose transactions have ended: those committed
- * and stored go to 'fold' (into the filter's bits), the others are freed;
- * those of open transactions stay.  The caller holds the filter
- * exclusively.  If 'fold' fails (returns false, or raises an error), the
- * key stays, to be folded later.  Returns the keys folded.
- */
-int
-tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
+/* A key of a committed transaction, to be folded. */
+typedef struct FoldKey
 {
-	int			folded = 0;
+	TlbfHash	hash;
+	TlbfTime	at;
+	TransactionId xid;
+} FoldKey;
 
-	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters ||
-		pg_atomic_read_u32(&shared->counts[filter.slot]) == 0)
-		return 0;
+static int
+by_time(const void *a, const void *b)
+{
+	TlbfTime	x = ((const FoldKey *) a)->at;
+	TlbfTime	y = ((const FoldKey *) b)->at;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+by_identity(const void *a, const void *b)
+{
+	const FoldKey *x = a;
+	const FoldKey *y = b;
+
+	if (x->hash.a != y->hash.a)
+		return x->hash.a < y->hash.a ? -1 : 1;
+	if (x->hash.b != y->hash.b)
+		return x->hash.b < y->hash.b ? -1 : 1;
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->xid < y->xid ? -1 : x->xid > y->xid;
+}
+
+/*
+ * Free the filter's keys that are folded ('folded' keys, sorted by
+ * by_identity) or whose transactions ended otherwise.
+ */
+static void
+free_ended(PendingFilter filter, const FoldKey *folded_keys, int folded)
+{
 	for (int p = 0; p < PENDING_PARTITIONS; p++)
 	{
 		PendingPart *part = part_of(p);
@@ -419,30 +525,87 @@ tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
 		for (int i = 0; i < capacity; i++)
 		{
 			PendingKey *k = &part->keys[i];
-			TlbfHash	h;
 			KeyFate		fate;
+			bool		gone;
 
-			CHECK_FOR_INTERRUPTS();
 			if (k->state == PENDING_FREE || k->slot != filter.slot ||
 				k->generation != filter.generation)
 				continue;
 			fate = fate_of(k->xid);
 			if (fate == FATE_MINE || fate == FATE_OPEN)
 				continue;
-			h.a = k->a;
-			h.b = k->b;
-			if (fate == FATE_COMMITTED && k->state == PENDING_STORED_ROW)
+			gone = fate == FATE_ROLLED_BACK || k->state != PENDING_STORED_ROW;
+			if (!gone)
 			{
-				if (!fold(arg, h, k->at))
-					continue;
-				folded++;
+				FoldKey		me = {{k->a, k->b}, k->at, k->xid};
+
+				gone = bsearch(&me, folded_keys, folded, sizeof(FoldKey), by_identity) != NULL;
 			}
+			if (!gone)
+				continue;
 			free_entry(part, i);
 			pg_atomic_fetch_sub_u32(&shared->counts[filter.slot], 1);
 			i--;				/* an entry may have moved into i */
 		}
 		LWLockRelease(&locks[p].lock);
 	}
+}
+
+/*
+ * Fold the filter's keys whose transactions have ended: those committed
+ * and stored go to 'fold' (into the filter's bits), oldest first, as
+ * their rows came; the others are freed; those of open transactions stay.
+ * The caller holds the filter exclusively, so no key of it comes or goes
+ * meanwhile.  If 'fold' fails (returns false), it and the keys after it
+ * stay, to be folded later.  Returns the keys folded.
+ */
+int
+tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
+{
+	FoldKey    *keys;
+	int			nkeys = 0;
+	int			folded = 0;
+	int			most;
+
+	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters ||
+		pg_atomic_read_u32(&shared->counts[filter.slot]) == 0)
+		return 0;
+	most = Min((int) pg_atomic_read_u32(&shared->counts[filter.slot]),
+			   part_capacity() * PENDING_PARTITIONS);
+	keys = palloc(Max(most, 1) * sizeof(FoldKey));
+	for (int p = 0; p < PENDING_PARTITIONS && nkeys < most; p++)
+	{
+		PendingPart *part = part_of(p);
+		int			capacity = part_capacity();
+
+		LWLockAcquire(&locks[p].lock, LW_SHARED);
+		for (int i = 0; i < capacity && nkeys < most; i++)
+		{
+			const PendingKey *k = &part->keys[i];
+
+			if (k->state == PENDING_STORED_ROW && k->slot == filter.slot &&
+				k->generation == filter.generation && fate_of(k->xid) == FATE_COMMITTED)
+			{
+				keys[nkeys].hash.a = k->a;
+				keys[nkeys].hash.b = k->b;
+				keys[nkeys].at = k->at;
+				keys[nkeys].xid = k->xid;
+				nkeys++;
+			}
+		}
+		LWLockRelease(&locks[p].lock);
+	}
+	qsort(keys, nkeys, sizeof(FoldKey), by_time);
+	while (folded < nkeys)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!fold(arg, keys[folded].hash, keys[folded].at))
+			break;
+		folded++;
+	}
+	qsort(keys, folded, sizeof(FoldKey), by_identity);
+	free_ended(filter, keys, folded);
+	pfree(keys);
 	return folded;
 }
 
@@ -471,4 +634,212 @@ tlbf_pending_forget(PendingFilter filter)
 		}
 		LWLockRelease(&locks[p].lock);
 	}
+}
+
+/* pg_tlbf/pending/<database>_<xid>: a prepared transaction's keys there. */
+static char *
+prepared_path(Oid database, TransactionId xid)
+{
+	return psprintf(PREPARED_DIR "/%u_%u", database, xid);
+}
+
+static void
+make_prepared_dir(void)
+{
+	if (MakePGDirectory("pg_tlbf") < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"pg_tlbf\": %m")));
+	if (MakePGDirectory(PREPARED_DIR) < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", PREPARED_DIR)));
+}
+
+/*
+ * The transaction is being prepared: write the keys its rows stored (not
+ * those of subtransactions rolled back, nor reservations never confirmed)
+ * to pg_tlbf/pending/, durably, before its PREPARE record.  A crash then
+ * does not forget them: they are read back when their filter is loaded
+ * again (tlbf_pending_restore).  The keys stay pending in memory meanwhile.
+ */
+static void
+write_prepared_keys(void)
+{
+	PreparedHeader header = {PREPARED_MAGIC, 0};
+	StringInfoData body;
+	ListCell   *cell;
+	char	   *path;
+	char	   *temporary;
+	int			fd;
+
+	if (my_keys == NIL)
+		return;
+	initStringInfo(&body);
+	foreach(cell, my_keys)
+	{
+		MyKey	   *mine = lfirst(cell);
+		PreparedKey key;
+
+		if (!mine->stored || !TransactionIdIsCurrentTransactionId(mine->xid))
+			continue;
+		memset(&key, 0, sizeof(key));
+		strlcpy(key.name, mine->name, NAMEDATALEN);
+		key.a = mine->hash.a;
+		key.b = mine->hash.b;
+		key.at = mine->at;
+		appendBinaryStringInfo(&body, (char *) &key, sizeof(key));
+		header.count++;
+	}
+	if (header.count == 0)
+		return;
+	make_prepared_dir();
+	path = prepared_path(MyDatabaseId, GetTopTransactionId());
+	temporary = psprintf("%s.tmp", path);
+	fd = OpenTransientFile(temporary, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", temporary)));
+	if (write(fd, &header, sizeof(header)) != sizeof(header) ||
+		write(fd, body.data, body.len) != body.len || pg_fsync(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", temporary)));
+	CloseTransientFile(fd);
+	durable_rename(temporary, path, ERROR);
+}
+
+/*
+ * The keys of a prepared transaction's file, checked; NULL if it cannot
+ * be read (a WARNING says why).
+ */
+static PreparedKey *
+read_prepared_keys(const char *path, uint32 *count)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	PreparedHeader header;
+	PreparedKey *keys = NULL;
+	struct stat st;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 &&
+		read(fd, &header, sizeof(header)) == sizeof(header) &&
+		header.magic == PREPARED_MAGIC &&
+		st.st_size == sizeof(header) + (off_t) header.count * sizeof(PreparedKey))
+	{
+		keys = palloc(Max(header.count, 1) * sizeof(PreparedKey));
+		if (read(fd, keys, header.count * sizeof(PreparedKey)) !=
+			(ssize_t) (header.count * sizeof(PreparedKey)))
+		{
+			pfree(keys);
+			keys = NULL;
+		}
+	}
+	CloseTransientFile(fd);
+	if (keys == NULL)
+		ereport(WARNING,
+				(errmsg("tlbf: could not read the keys of a prepared transaction in \"%s\"", path)));
+	else
+		*count = header.count;
+	for (uint32 i = 0; keys != NULL && i < *count; i++)
+		keys[i].name[NAMEDATALEN - 1] = '\0';
+	return keys;
+}
+
+/* The XID of a file pg_tlbf/pending/<database>_<xid> of 'database', or invalid. */
+static TransactionId
+prepared_file_xid(const char *file, Oid database)
+{
+	unsigned int db;
+	unsigned int xid;
+	char		rest;
+
+	if (sscanf(file, "%u_%u%c", &db, &xid, &rest) != 2 || db != database)
+		return InvalidTransactionId;
+	return (TransactionId) xid;
+}
+
+/*
+ * Filter 'name' of this database was just loaded (its slot 'filter', held
+ * exclusively by the caller): the keys that prepared transactions wrote
+ * down for it before a restart are pending again if the transaction is
+ * still prepared, go to 'fold' (into the bits) if it committed, and are
+ * dropped if it rolled back.
+ */
+void
+tlbf_pending_restore(PendingFilter filter, const char *name, PendingFoldFn fold, void *arg)
+{
+	DIR		   *dir = AllocateDir(PREPARED_DIR);
+	struct dirent *entry;
+
+	if (dir == NULL)
+		return;					/* none was ever prepared */
+	while ((entry = ReadDir(dir, PREPARED_DIR)) != NULL)
+	{
+		TransactionId xid = prepared_file_xid(entry->d_name, MyDatabaseId);
+		char	   *path;
+		PreparedKey *keys;
+		uint32		count = 0;
+		KeyFate		fate;
+
+		if (!TransactionIdIsValid(xid))
+			continue;
+		fate = fate_of(xid);
+		if (fate == FATE_ROLLED_BACK || fate == FATE_MINE)
+			continue;
+		path = psprintf(PREPARED_DIR "/%s", entry->d_name);
+		keys = read_prepared_keys(path, &count);
+		for (uint32 i = 0; keys != NULL && i < count; i++)
+		{
+			TlbfHash	h = {keys[i].a, keys[i].b};
+
+			if (strcmp(keys[i].name, name) != 0)
+				continue;
+			if (fate == FATE_COMMITTED)
+				(void) fold(arg, h, keys[i].at);
+			else
+				add_entry(filter, h, keys[i].at, xid, true);
+		}
+		if (keys != NULL)
+			pfree(keys);
+		pfree(path);
+	}
+	FreeDir(dir);
+}
+
+/*
+ * Remove the files of this database's prepared transactions that have
+ * ended, once every filter they name is settled ('settled': loaded, with
+ * its keys folded and saved since, or gone).  The snapshot worker calls
+ * this after a save.
+ */
+void
+tlbf_pending_clean(bool (*settled) (const char *name))
+{
+	DIR		   *dir = AllocateDir(PREPARED_DIR);
+	struct dirent *entry;
+
+	if (dir == NULL)
+		return;
+	while ((entry = ReadDir(dir, PREPARED_DIR)) != NULL)
+	{
+		TransactionId xid = prepared_file_xid(entry->d_name, MyDatabaseId);
+		char	   *path;
+		PreparedKey *keys;
+		uint32		count = 0;
+		bool		done = true;
+
+		if (!TransactionIdIsValid(xid) || TransactionIdIsInProgress(xid))
+			continue;
+		path = psprintf(PREPARED_DIR "/%s", entry->d_name);
+		keys = read_prepared_keys(path, &count);
+		for (uint32 i = 0; keys != NULL && i < count && done; i++)
+			done = !TransactionIdDidCommit(xid) || settled(keys[i].name);
+		if (keys == NULL || done)
+			durable_unlink(path, WARNING);
+		pfree(path);
+	}
+	FreeDir(dir);
 }

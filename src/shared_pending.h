@@ -18,8 +18,8 @@ extern int	tlbf_max_pending_keys;
 extern void tlbf_pending_init(void);
 extern PendingFound tlbf_pending_find(PendingFilter filter, TlbfHash hash,
 									  TransactionId *wait_for, TlbfTime *at);
-extern void tlbf_pending_reserve(PendingFilter filter, TlbfHash hash, TlbfTime at,
-								 bool stored);
+extern void tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash,
+								 TlbfTime at, bool stored);
 extern bool tlbf_pending_confirm(PendingFilter filter, TlbfHash hash);
 extern int	tlbf_pending_count(PendingFilter filter);
 
@@ -27,5 +27,8 @@ extern int	tlbf_pending_count(PendingFilter filter);
 typedef bool (*PendingFoldFn) (void *arg, TlbfHash hash, TlbfTime at);
 extern int	tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg);
 extern void tlbf_pending_forget(PendingFilter filter);
+extern void tlbf_pending_restore(PendingFilter filter, const char *name, PendingFoldFn fold,
+								 void *arg);
+extern void tlbf_pending_clean(bool (*settled) (const char *name));
 
 #endif							/* TLBF_SHARED_PENDING_H */

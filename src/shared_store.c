@@ -437,6 +437,74 @@ read_saved(const RowsWanted *wanted)
 }
 
 /*
+ * Keys of open transactions (shared_pending.c), for the filter 'ref'
+ * holds: the lock keeps a fold from moving a key between the filter's bits
+ * and the table while the caller looks at both.
+ */
+static PendingFilter
+pending_id(const SharedFilterRef *ref)
+{
+	PendingFilter id = {ref->slot, tlbf_directory_generation(ref)};
+
+	return id;
+}
+
+/* What a fold inserts into, and how it went. */
+typedef struct FoldInto
+{
+	SharedFilterRef *ref;
+	TlbfMemory	memory;
+	bool		drop_oldest;
+	TlbfStatus	status;
+} FoldInto;
+
+static bool
+fold_one(void *arg, TlbfHash hash, TlbfTime at)
+{
+	FoldInto   *into = arg;
+	TlbfStatus	status;
+
+	if (into->status != TLBF_OK)
+		return false;
+	/* expired by the filter's newer keys: nothing would ask for it */
+	if (into->ref->filter->nslices > 0 && at <= into->ref->filter->newest - into->ref->filter->span)
+		return true;
+	status = tlbf_insert(&into->ref->filter, &into->memory, hash, at);
+	if (status != TLBF_OK && into->drop_oldest)
+	{
+		TlbfMemory	fixed = into->memory;
+
+		fixed.resize = NULL;
+		fixed.max_bytes = fixed.allocated;
+		status = tlbf_insert(&into->ref->filter, &fixed, hash, at);
+	}
+	into->status = status;
+	return status == TLBF_OK;
+}
+
+/*
+ * A filter was loaded (after a restart): the keys that prepared
+ * transactions wrote down for it come back (shared_pending.c), pending if
+ * the transaction is still prepared, folded into it if it committed.
+ */
+static void
+restore_prepared_keys(const char *name)
+{
+	SharedFilterRef ref;
+	FoldInto	into;
+
+	if (!tlbf_directory_open(name, LW_EXCLUSIVE, &ref))
+		return;
+	into.ref = &ref;
+	tlbf_store_filter_memory(&ref, &into.memory);
+	into.drop_oldest = false;
+	into.status = TLBF_OK;
+	tlbf_pending_restore(pending_id(&ref), name, fold_one, &into);
+	tlbf_directory_count_change(&ref);
+	tlbf_directory_close(&ref);
+}
+
+/*
  * Load saved filter 'name', if shared memory does not hold it, under the
  * lock on its name (ShareLock, let go once it is loaded): no create or
  * drop of the name runs meanwhile.  One that has not ended is waited for
@@ -486,6 +554,8 @@ load_one(Oid relid, const char *name, bool wait, List **not_loaded)
 		result = tlbf_directory_install(row->name, row->filter, row->region, drops);
 		/* installed or not, its bytes are not needed here: one filter at a time */
 		pfree(row->filter);
+		if (result == INSTALL_DONE)
+			restore_prepared_keys(row->name);
 		if (result == INSTALL_NO_SLOT || result == INSTALL_NO_ROOM)
 			*not_loaded = lappend(*not_loaded,
 								  unloaded(row->name,
@@ -661,27 +731,23 @@ tlbf_store_region(const SharedFilterRef *ref)
 	return tlbf_directory_region(ref);
 }
 
-/* A shared filter's region grows within the pool (TlbfMemory.resize). */
+/* A filter's region is all it gets (tlbf_store_create). */
 static void *
-grow_in_pool(TlbfMemory *memory, void *buffer, size_t size)
+no_more_room(TlbfMemory *memory, void *buffer, size_t size)
 {
-	SharedFilterRef *ref = memory->context;
-	Tlbf	   *moved = tlbf_directory_grow(ref, size);
-
-	if (moved != NULL)
-		memory->allocated = tlbf_directory_region(ref);
-	return moved;
+	return NULL;
 }
 
 /*
  * Memory for the core to insert into the filter 'ref' holds exclusively:
- * its region, moved to a larger one while the pool has room (NULL from
- * resize when it has none: the core then changes nothing).
+ * its region, which it never leaves (NULL from resize: the core then
+ * changes nothing; the caller who wants the oldest slices dropped instead
+ * unsets resize and caps max_bytes at the region).
  */
 void
 tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory)
 {
-	memory->resize = grow_in_pool;
+	memory->resize = no_more_room;
 	memory->context = ref;
 	memory->allocated = tlbf_directory_region(ref);
 	memory->max_bytes = tlbf_directory_max_region();
@@ -694,19 +760,6 @@ tlbf_store_count_change(SharedFilterRef *ref)
 	tlbf_directory_count_change(ref);
 }
 
-/*
- * Keys of open transactions (shared_pending.c), for the filter 'ref'
- * holds: the lock keeps a fold from moving a key between the filter's bits
- * and the table while the caller looks at both.
- */
-static PendingFilter
-pending_id(const SharedFilterRef *ref)
-{
-	PendingFilter id = {ref->slot, tlbf_directory_generation(ref)};
-
-	return id;
-}
-
 PendingFound
 tlbf_store_pending_find(const SharedFilterRef *ref, TlbfHash hash, TransactionId *wait_for,
 						TlbfTime *at)
@@ -717,7 +770,7 @@ tlbf_store_pending_find(const SharedFilterRef *ref, TlbfHash hash, TransactionId
 void
 tlbf_store_pending_reserve(const SharedFilterRef *ref, TlbfHash hash, TlbfTime at, bool stored)
 {
-	tlbf_pending_reserve(pending_id(ref), hash, at, stored);
+	tlbf_pending_reserve(pending_id(ref), tlbf_directory_name(ref), hash, at, stored);
 }
 
 bool
@@ -734,36 +787,6 @@ bool
 tlbf_store_fold_due(const SharedFilterRef *ref)
 {
 	return tlbf_pending_count(pending_id(ref)) >= Max(1024, tlbf_max_pending_keys / 16);
-}
-
-/* What a fold inserts into, and how it went. */
-typedef struct FoldInto
-{
-	SharedFilterRef *ref;
-	TlbfMemory	memory;
-	bool		drop_oldest;
-	TlbfStatus	status;
-} FoldInto;
-
-static bool
-fold_one(void *arg, TlbfHash hash, TlbfTime at)
-{
-	FoldInto   *into = arg;
-	TlbfStatus	status;
-
-	if (into->status != TLBF_OK)
-		return false;
-	status = tlbf_insert(&into->ref->filter, &into->memory, hash, at);
-	if (status != TLBF_OK && into->drop_oldest)
-	{
-		TlbfMemory	fixed = into->memory;
-
-		fixed.resize = NULL;
-		fixed.max_bytes = fixed.allocated;
-		status = tlbf_insert(&into->ref->filter, &fixed, hash, at);
-	}
-	into->status = status;
-	return status == TLBF_OK;
 }
 
 /*
@@ -813,7 +836,9 @@ tlbf_store_copies(void)
 		memcpy(copy->filter, ref.filter, tlbf_size(ref.filter));
 		tlbf_set_length(copy->filter);
 		copy->region = tlbf_directory_region(&ref);
-		copy->unsaved = tlbf_directory_unsaved(&ref);
+		/* keys of transactions enter the bits (and a save) later */
+		copy->unsaved = tlbf_directory_unsaved(&ref) ||
+			tlbf_pending_count(pending_id(&ref)) > 0;
 		tlbf_directory_close(&ref);
 		copies = lappend(copies, copy);
 	}
@@ -856,17 +881,31 @@ snapshot_table_or_error(void)
 	return relid;
 }
 
-/* A new empty filter in shared memory, and its row in the snapshot table. */
+/*
+ * A new empty filter in shared memory, and its row in the snapshot table.
+ * Its region, taken from the pool now for good, is 'max_bytes' (0: what
+ * the capacity needs, see tlbf_directory_region_for): a filter never grows
+ * past it, so no role that adds keys can take another filter's room.
+ */
 void
-tlbf_store_create(const char *name, const TlbfParams *params)
+tlbf_store_create(const char *name, const TlbfParams *params, int64 max_bytes)
 {
 	Oid			relid = snapshot_table_or_error();
-	double		region = tlbf_directory_region_for(params);
+	double		needed = tlbf_directory_region_for(params);
+	double		region = max_bytes > 0 ? (double) max_bytes : needed;
 	Tlbf	   *f;
 	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
 	Datum		values[3];
 	const Unloaded *why;
 
+	if (max_bytes < 0 || (max_bytes > 0 && max_bytes < tlbf_directory_min_region(params)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_bytes of shared tlbf filter \"%s\" must be at least %zu bytes",
+						name, tlbf_directory_min_region(params)),
+				 errdetail("The filter's first generation of slices needs that much."),
+				 errhint("Leave max_bytes out for the size its capacity needs (%.0f bytes), or give more.",
+						 needed)));
 	if (region > (double) tlbf_directory_max_region())
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -993,6 +1032,28 @@ tlbf_store_adopt(void)
  * the transaction has committed.  Returns how many were written.
  */
 /*
+ * Are the keys a prepared transaction wrote down for filter 'name' safe
+ * elsewhere (tlbf_pending_clean)?  Yes if the filter is loaded (they were
+ * folded into it then) and saved since, or if it no longer exists.
+ */
+static bool
+prepared_keys_settled(const char *name)
+{
+	SharedFilterRef ref;
+	RowsWanted	wanted = {.only = name, .names_only = true};
+	bool		unsaved;
+
+	if (tlbf_directory_open(name, LW_SHARED, &ref))
+	{
+		unsaved = tlbf_directory_unsaved(&ref);
+		tlbf_directory_close(&ref);
+		return !unsaved;
+	}
+	InvalidateCatalogSnapshot();
+	return read_saved(&wanted) == NIL;
+}
+
+/*
  * Fold the keys that committed transactions added to this database's
  * filters into their bits (shared_pending.c), so that a save holds them.
  * A filter whose pool has no room keeps them pending (still found, not
@@ -1038,6 +1099,7 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
 		return 0;
 	types[1] = tlbf_extension_type();
+	tlbf_pending_clean(prepared_keys_settled);
 	fold_committed_keys();
 	changed = tlbf_directory_changed();
 	foreach(cell, changed)

@@ -36,7 +36,7 @@ extern bool tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash
 extern bool tlbf_store_fold_due(const SharedFilterRef *ref);
 extern TlbfStatus tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest);
 
-extern void tlbf_store_create(const char *name, const TlbfParams *params);
+extern void tlbf_store_create(const char *name, const TlbfParams *params, int64 max_bytes);
 extern void tlbf_store_drop(const char *name);
 extern void tlbf_store_load(void);
 extern int64 tlbf_store_adopt(void);
