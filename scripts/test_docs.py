@@ -14,11 +14,25 @@
        <!-- not run: why; test/t/001_multinode.pl runs it -->
    for an example that needs what this test has not (Citus, several
    servers): it is skipped and the reason printed, and the reason must name
-   the test that runs it.
+   the test that runs it;
+3. what an example shows a statement gives, in comments right after it, is
+   what it gives:
+       SELECT tlbf_contains(...);   -- → t
+   "-- →" at the end of the statement's last line, or starting the lines
+   right after it: its rows as psql prints them unaligned and without
+   headers (columns joined by |), or the command's tag (INSERT 0 2);
+       SELECT ...;
+       --  seen ad-2? | seen ad-9?
+       -- ------------+------------
+       --  t          | f
+   comment lines right after the statement, the second a ruler of dashes:
+   the table psql prints (aligned, without the row count).  Trailing blanks
+   do not count.
 
 Usage: scripts/cluster.sh --preload /usr/bin/python3 scripts/test_docs.py
        (links only, no server: scripts/test_docs.py --links)
 """
+import itertools
 import os
 import re
 import subprocess
@@ -118,9 +132,144 @@ def examples(doc):
         i += 1
 
 
+def statement_ends(sql):
+    """The offset just past each ';' that ends a statement of sql (not one in a
+    string, a quoted name or a comment), and whether text follows the last."""
+    ends = []
+    pending = False
+    dollar = re.compile(r'\$([A-Za-z_][A-Za-z_0-9]*)?\$')
+    i = 0
+    while i < len(sql):
+        c = sql[i]
+        identifier_before = i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == '_')
+        if sql.startswith('--', i):
+            i = sql.find('\n', i)
+            if i < 0:
+                break
+        elif sql.startswith('/*', i):
+            depth, i = 1, i + 2
+            while i < len(sql) and depth:
+                if sql.startswith('/*', i):
+                    depth, i = depth + 1, i + 2
+                elif sql.startswith('*/', i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            continue
+        elif c == "'":
+            # E'...' takes backslash escapes; '' is a quote either way
+            backslashes = i > 0 and sql[i - 1] in 'Ee' and not (i > 1 and (sql[i - 2].isalnum()
+                                                                          or sql[i - 2] == '_'))
+            i += 1
+            while i < len(sql) and sql[i] != "'":
+                i += 2 if backslashes and sql[i] == '\\' else 1
+            pending = True
+        elif c == '"':
+            i = sql.find('"', i + 1)
+            if i < 0:
+                break
+            pending = True
+        elif c == '$' and not identifier_before and dollar.match(sql, i):
+            tag = dollar.match(sql, i).group(0)
+            i = sql.find(tag, i + len(tag))
+            if i < 0:
+                break
+            i += len(tag)
+            pending = True
+            continue
+        elif c == ';':
+            ends.append(i + 1)
+            pending = False
+        elif not c.isspace():
+            pending = True
+        i += 1
+    return ends, pending
+
+
+ARROW = re.compile(r'^\s*--\s*→ ?(.*)$')
+COMMENT = re.compile(r'^\s*-- ?(.*)$')
+RULER = re.compile(r'^-+(\+-+)*$')
+
+
+def shown_output(lines, end_line, rest):
+    """What the document shows the statement ending on lines[end_line] gives
+    (rest: the text after its ';'): ('value' or 'table', the lines shown, the
+    indices of the lines that show them), or None."""
+    after = lines[end_line + 1:]
+    arrows = [ARROW.match(l).group(1) for l in itertools.takewhile(ARROW.match, after)]
+    if ARROW.match(rest):
+        return 'value', [ARROW.match(rest).group(1)] + arrows, range(end_line, end_line + 1 + len(arrows))
+    if rest.strip():
+        return None
+    if arrows:
+        return 'value', arrows, range(end_line + 1, end_line + 1 + len(arrows))
+    comments = [COMMENT.match(l).group(1) for l in itertools.takewhile(COMMENT.match, after)]
+    if len(comments) >= 2 and RULER.match(comments[1].strip()):
+        return 'table', comments, range(end_line + 1, end_line + 1 + len(comments))
+    return None
+
+
+# psql writes these around the output of a statement whose output is shown
+START = '@@ output of statement %d @@'
+END = '@@ end of output @@'
+
+
+def script(example):
+    """The example as a psql script that brackets each statement whose output
+    the document shows with START and END, printed in the form the document
+    shows, and what each of those should give: {statement number: (the line
+    of the document where it ends, the lines shown)}.  Raises ValueError if
+    the example does not follow the convention."""
+    sql = example.sql
+    lines = sql.split('\n')
+    ends, pending = statement_ends(sql)
+    if pending:
+        raise ValueError('the last statement does not end with ";"')
+    parts, expected, used, start = [], {}, set(), 0
+    for n, end in enumerate(ends):
+        end_line = sql.count('\n', 0, end)
+        shown = shown_output(lines, end_line, sql[end:].split('\n', 1)[0])
+        if shown is None:
+            parts.append(sql[start:end])
+        else:
+            form, shown_lines, shown_at = shown
+            used.update(shown_at)
+            expected[n] = (example.line + 1 + end_line, shown_lines)
+            # not quiet for the statement itself: a command's tag is its output
+            settings = ('unaligned', 'on') if form == 'value' else ('aligned', 'off')
+            parts.append('\n\\pset format %s\n\\pset tuples_only %s\n\\echo %s\n\\set QUIET off\n'
+                         % (settings + (START % n,)))
+            parts.append(sql[start:end])
+            parts.append('\n\\set QUIET on\n\\echo %s\n' % END)
+        start = end
+    parts.append(sql[start:])
+    for i, line in enumerate(lines):
+        if i not in used and re.search(r'--\s*→', line):
+            raise ValueError('"-- →" on line %d is not right after a statement' % (example.line + 1 + i))
+    # the documents show tables without psql's "(1 row)"
+    return '\\pset footer off\n' + ''.join(parts), expected
+
+
+def compare(example, expected, output):
+    """Problems where what psql printed differs from what the document shows."""
+    problems = []
+    for n, (line, shown) in sorted(expected.items()):
+        m = re.search(re.escape(START % n) + r'\n(.*?)' + re.escape(END), output, re.S)
+        got = [l.rstrip() for l in m.group(1).split('\n')] if m else ['(nothing)']
+        shown = [l.rstrip() for l in shown]
+        while got and not got[-1]:      # psql ends a table with an empty line
+            got.pop()
+        if got != shown:
+            problems.append('%s:%d: the example shows\n    %s\n  but the statement gives\n    %s'
+                            % (example.doc, line, '\n    '.join(shown), '\n    '.join(got)))
+    return problems
+
+
 def psql(database, sql, options=''):
+    # options last, so that they win over the caller's; PGTZ would set TimeZone
     env = dict(os.environ, PGCLIENTENCODING='UTF8',
-               PGOPTIONS=(options + ' ' + os.environ.get('PGOPTIONS', '')).strip())
+               PGOPTIONS=(os.environ.get('PGOPTIONS', '') + ' ' + options).strip())
+    env.pop('PGTZ', None)
     return subprocess.run(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', database, '-f', '-'],
                           input=sql, capture_output=True, text=True, encoding='utf-8', env=env)
 
@@ -154,16 +303,18 @@ def check_examples():
             reason = example.marker[1]
             tests = re.findall(r'\btest/[\w./-]*\w', reason)
             if not tests or not all(os.path.exists(os.path.join(ROOT, t)) for t in tests):
-                problems.append('%s: not run: the reason must name the test that runs it (a file under test/): %s'
-                                % (example.where(), reason))
+                problems.append('%s: not run: the reason must name the test that runs it, a file under '
+                                'test/: %s' % (example.where(), reason))
             print('%s: not run: %s' % (example.where(), reason))
             continue
         try:
             before = prerequisites(example, by_heading)
+            run, expected = script(example)
         except ValueError as e:
             problems.append('%s: %s' % (example.where(), e))
             continue
-        sql = ''.join(b.sql for b in before) + example.sql
+        # what the examples before show was compared when they ran
+        sql = ''.join(b.sql for b in before) + run
         if not re.search(r'CREATE EXTENSION\s+tlbf\b', sql):
             sql = 'CREATE EXTENSION tlbf;\n' + sql
         # UTF8 and the C locale whatever the cluster's: the documents are UTF-8
@@ -175,10 +326,15 @@ def check_examples():
         result = psql(database, sql, SETTINGS)
         psql('postgres', 'DROP DATABASE %s' % database)
         if result.returncode != 0:
-            problems.append('%s: the example fails: %s' % (example.where(), result.stderr.strip()))
-        else:
-            print('%s: ran%s' % (example.where(),
-                                 ''.join(' after %s' % b.where() for b in before)))
+            # (psql's line numbers count the lines of the script, not of the document)
+            error = re.sub(r'^psql:<stdin>:\d+: ', '', result.stderr.strip(), flags=re.M)
+            problems.append('%s: the example fails: %s' % (example.where(), error))
+            continue
+        differences = compare(example, expected, result.stdout)
+        problems += differences
+        print('%s: ran%s%s' % (example.where(), ''.join(' after %s' % b.where() for b in before),
+                               ', %d of %d shown outputs as shown'
+                               % (len(expected) - len(differences), len(expected)) if expected else ''))
     return problems
 
 
