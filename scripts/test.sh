@@ -39,8 +39,8 @@ if ! make -s installcheck-preload; then
     exit 1
 fi
 
-echo "== the README's SQL examples (each in a new database) and every document's links"
-scripts/cluster.sh --preload /usr/bin/python3 scripts/test_readme.py
+echo "== every document's SQL examples (each in a new database) and links"
+scripts/cluster.sh --preload /usr/bin/python3 scripts/test_docs.py
 
 echo "== fuzz targets of the core: saved crashing inputs, then a short run"
 scripts/fuzz.sh --smoke
