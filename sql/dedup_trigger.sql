@@ -124,6 +124,28 @@ CREATE TRIGGER dedup BEFORE INSERT ON skus
     FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'customer', 'sku_norm');
 INSERT INTO skus (customer, sku) VALUES (1, 'A');
 
-DROP TABLE signups, orders, payments, ads, clicks, skus;
+-- A filter written before 1.4 (format 1, no kind of key) by a trigger
+-- keyed on two columns holds their fields combined: asked with ROW(...), it
+-- finds them.  (Made here from a 1.5 filter of integers, whose keys hash
+-- the same, with its header set back to format 1.)
+CREATE TABLE pairs (user_id int, ad_id int);
+SELECT tlbf_shared_create('pairs', '1 hour', 1e-6);
+CREATE TRIGGER dedup BEFORE INSERT ON pairs
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('pairs', 'user_id', 'ad_id');
+INSERT INTO pairs VALUES (1, 42);
+CREATE FUNCTION format_1(f tlbf) RETURNS tlbf LANGUAGE sql AS $$
+    SELECT overlay(overlay(overlay(f::bytea PLACING '\x0100'::bytea FROM 5)
+                           PLACING '\x0000'::bytea FROM 11)
+                   PLACING '\x00000000'::bytea FROM 17)::tlbf
+$$;
+INSERT INTO tlbf_shared_filters (name, filter, region_bytes, saved_at)
+SELECT 'pairs_v1', format_1(tlbf_shared_get('pairs')), 1048576, now();
+SELECT tlbf_info(tlbf_shared_get('pairs_v1'))->'version' AS version,
+       tlbf_shared_contains('pairs_v1', ROW(1, 42)) AS row_found,
+       tlbf_shared_contains('pairs_v1', ROW(1, 43)) AS other_row;
+
+DROP TABLE signups, orders, payments, ads, clicks, skus, pairs;
+DROP FUNCTION format_1(tlbf);
 DROP FUNCTION skip_or_lower();
-SELECT tlbf_shared_drop(name) FROM tlbf_shared_list() WHERE name IN ('signups', 'payments', 'ads', 'clicks');
+SELECT tlbf_shared_drop(name) FROM tlbf_shared_list()
+WHERE name IN ('signups', 'payments', 'ads', 'clicks', 'pairs', 'pairs_v1');

@@ -742,8 +742,22 @@ key_hash_for(KeyMatcher *matcher, Oid type, Oid collation, Datum value,
 
 	if (filter_keys.fields == 0 && holds_keys)
 	{
-		*hash = tlbf_hash_item(hasher_for(matcher, type, collation, true), value,
-							   filter_keys.tag);
+		/*
+		 * A row of type record had no hash function then: such a filter
+		 * holds rows only as a trigger combined its key columns.
+		 */
+		if (getBaseType(type) == RECORDOID)
+		{
+			ItemHasher *hashers[TLBF_MAX_KEY_FIELDS];
+
+			tlbf_key_from_value(matcher, &key, type, collation, value);
+			for (int i = 0; i < key.n; i++)
+				hashers[i] = hasher_for(matcher, key.types[i], key.collations[i], true);
+			*hash = tlbf_hash_key(hashers, key.values, key.nulls, key.n, filter_keys.tag);
+		}
+		else
+			*hash = tlbf_hash_item(hasher_for(matcher, type, collation, true), value,
+								   filter_keys.tag);
 		*basis = filter_keys;
 		return true;
 	}
@@ -806,4 +820,29 @@ tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_key
 	return key_hash_for(call_site_matcher(fcinfo), tlbf_arg_type(fcinfo, argno),
 						PG_GET_COLLATION(), PG_GETARG_DATUM(argno), filter_keys,
 						holds_keys, adding, hash, basis);
+}
+
+/*
+ * A filter written before kinds were recorded (format 1) by a trigger
+ * keyed on several columns holds each row's fields combined
+ * (tlbf_hash_key), where a row asked of it hashes as one value of type
+ * record: the hash of argument 'argno' as such a trigger combined it, if it
+ * is a row.  False if it is not.
+ */
+bool
+tlbf_key_arg_legacy_fields_hash(FunctionCallInfo fcinfo, int argno, uint64 seed,
+								TlbfHash *hash)
+{
+	KeyMatcher *matcher = call_site_matcher(fcinfo);
+	Oid			type = tlbf_arg_type(fcinfo, argno);
+	KeyFields	key;
+	ItemHasher *hashers[TLBF_MAX_KEY_FIELDS];
+
+	if (!facts_of(matcher, type)->is_row)
+		return false;
+	tlbf_key_from_value(matcher, &key, type, PG_GET_COLLATION(), PG_GETARG_DATUM(argno));
+	for (int i = 0; i < key.n; i++)
+		hashers[i] = hasher_for(matcher, key.types[i], key.collations[i], true);
+	*hash = tlbf_hash_key(hashers, key.values, key.nulls, key.n, seed);
+	return true;
 }

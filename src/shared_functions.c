@@ -534,12 +534,23 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	SharedFilterRef ref;
 	bool		from_saved;
 	bool		possible;
+	TlbfHash	fields;
+
+	/* (hashed before the filter's lock is taken: it may read the catalog) */
+	bool		as_fields = tlbf_key_arg_legacy_fields_hash(fcinfo, 1, 0, &fields);
 	Tlbf	   *f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
 	TlbfTime	pending_at;
 	bool		found = possible &&
 		(tlbf_query(f, hash, at, f->span) ||
 		 committed_pending(&ref, from_saved, hash, at, f->span, &pending_at));
 
+	/*
+	 * A filter written before 1.4 holds a trigger's keys of several
+	 * columns as their fields combined, and tlbf_shared_add's rows as one
+	 * value: a row asked of it is either.
+	 */
+	if (!found && as_fields && f->key_fields == 0 && f->inserted > 0 && f->seed == 0)
+		found = tlbf_query(f, fields, at, f->span);
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_BOOL(found);
 }

@@ -156,6 +156,8 @@ extern bool tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys fi
 extern bool tlbf_key_arg_hash(FunctionCallInfo fcinfo, int argno, const Tlbf *f,
 							  TlbfHash *hash);
 extern TlbfHash tlbf_key_arg_hash_for_add(FunctionCallInfo fcinfo, int argno, Tlbf *f);
+extern bool tlbf_key_arg_legacy_fields_hash(FunctionCallInfo fcinfo, int argno, uint64 seed,
+											TlbfHash *hash);
 extern bool tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno,
 									 TlbfKeys filter_keys, bool holds_keys, bool adding,
 									 TlbfHash *hash, TlbfKeys *basis);
