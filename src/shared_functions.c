@@ -303,24 +303,31 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 		(threshold <= 0 ||
 		 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
 						tlbf_inference_scratch(ref.filter)) >= threshold);
+	/* (an error here, a full table of pending keys, releases the locks) */
 	if (!seen)
 	{
-		PendingFound found = tlbf_store_pending_find(&ref, hash, wait_for, &pending_at);
+		/* one step: of two transactions claiming the key, one finds the other's */
+		PendingFound found = tlbf_store_pending_claim(&ref, hash, at, stored, wait_for,
+													  &pending_at);
 
 		if (found == PENDING_WAIT)
 		{
 			tlbf_store_close(&ref);
 			return TRY_WAIT;
 		}
+
 		/*
 		 * A key pending is known for sure: its probability is 1, unless the
-		 * prior says no key can have been seen (the posterior is then 0).
+		 * prior says no key can have been seen (the posterior is then 0),
+		 * and the row is accepted: it adds its key.
 		 */
-		seen = found == PENDING_STORED && (threshold <= 0 || prior > 0);
+		seen = found == PENDING_STORED;
+		if (seen && threshold > 0 && prior <= 0)
+		{
+			tlbf_store_pending_reserve(&ref, hash, at, stored);
+			seen = false;
+		}
 	}
-	/* (an error here, a full table of pending keys, releases the locks) */
-	if (!seen)
-		tlbf_store_pending_reserve(&ref, hash, at, stored);
 	remember_filter(ref.filter, guess);
 	tlbf_store_close(&ref);
 	report_full(name, TLBF_OK, truncated_before, truncated_after, region);

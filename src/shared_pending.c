@@ -270,23 +270,16 @@ fate_of(TransactionId xid)
 }
 
 /*
- * Is the key pending for the filter?  PENDING_STORED if a committed
- * transaction stored it (not yet folded: *at is when), or this one added
- * it; PENDING_WAIT if another open transaction added it (*wait_for is
- * that (sub)transaction); else PENDING_NONE.  The caller holds the filter
- * locked, so that no fold moves the key meanwhile.
+ * What part 'p' (locked by the caller) holds of the key: see
+ * tlbf_pending_find.
  */
-PendingFound
-tlbf_pending_find(PendingFilter filter, TlbfHash hash, TransactionId *wait_for, TlbfTime *at)
+static PendingFound
+scan_part(int p, PendingFilter filter, TlbfHash hash, TransactionId *wait_for, TlbfTime *at)
 {
-	int			p = part_for(hash);
 	PendingPart *part = part_of(p);
 	int			capacity = part_capacity();
 	PendingFound found = PENDING_NONE;
 
-	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters)
-		return PENDING_NONE;
-	LWLockAcquire(&locks[p].lock, LW_SHARED);
 	for (int i = home_of(hash), n = 0; n < capacity && part->keys[i].state != PENDING_FREE;
 		 i = (i + 1) % capacity, n++)
 	{
@@ -302,8 +295,7 @@ tlbf_pending_find(PendingFilter filter, TlbfHash hash, TransactionId *wait_for, 
 					k->command < GetCurrentCommandId(false))
 					continue;
 				*at = k->at;
-				found = PENDING_STORED;
-				break;
+				return PENDING_STORED;
 			case FATE_OPEN:
 				if (found == PENDING_NONE)
 				{
@@ -315,39 +307,49 @@ tlbf_pending_find(PendingFilter filter, TlbfHash hash, TransactionId *wait_for, 
 				if (k->state != PENDING_STORED_ROW)
 					continue;
 				*at = k->at;
-				found = PENDING_STORED;
-				break;
+				return PENDING_STORED;
 			case FATE_ROLLED_BACK:
 				continue;
 		}
-		break;
 	}
+	return found;
+}
+
+/*
+ * Is the key pending for the filter?  PENDING_STORED if a committed
+ * transaction stored it (not yet folded: *at is when), or this one added
+ * it; PENDING_WAIT if another open transaction added it (*wait_for is
+ * that (sub)transaction); else PENDING_NONE.  The caller holds the filter
+ * locked, so that no fold moves the key meanwhile.
+ */
+PendingFound
+tlbf_pending_find(PendingFilter filter, TlbfHash hash, TransactionId *wait_for, TlbfTime *at)
+{
+	int			p = part_for(hash);
+	PendingFound found;
+
+	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters)
+		return PENDING_NONE;
+	LWLockAcquire(&locks[p].lock, LW_SHARED);
+	found = scan_part(p, filter, hash, wait_for, at);
 	LWLockRelease(&locks[p].lock);
 	return found;
 }
 
 /*
- * Put a key in the table, as (sub)transaction xid's.  ERROR (53200) when
- * the table is full.
+ * Put a key in part 'p' (locked exclusively by the caller), as
+ * (sub)transaction xid's.  False if the part is full.
  */
-static void
-add_entry(PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId xid, bool stored)
+static bool
+put_key(int p, PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId xid,
+		bool stored)
 {
-	int			p = part_for(hash);
 	PendingPart *part = part_of(p);
 	int			capacity = part_capacity();
 	int			i;
 
-	LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
 	if (part->used >= capacity - 1)
-	{
-		LWLockRelease(&locks[p].lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many keys of open transactions wait for shared tlbf filters"),
-				 errdetail("tlbf.max_pending_keys is %d.", tlbf_max_pending_keys),
-				 errhint("Commit sooner, or raise tlbf.max_pending_keys (a restart).")));
-	}
+		return false;
 	for (i = home_of(hash); part->keys[i].state != PENDING_FREE; i = (i + 1) % capacity)
 		;
 	part->keys[i].a = hash.a;
@@ -360,25 +362,54 @@ add_entry(PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId xid, b
 	part->keys[i].slot = (int16) filter.slot;
 	part->keys[i].state = stored ? PENDING_STORED_ROW : PENDING_RESERVED;
 	part->used++;
-	LWLockRelease(&locks[p].lock);
 	pg_atomic_fetch_add_u32(&shared->counts[filter.slot], 1);
+	return true;
 }
 
-/*
- * Add a key this transaction reserves for filter 'name', as its current
- * (sub)transaction's: 'stored' says its row is stored already (a key added
- * by tlbf_shared_add, or by a trigger without an AFTER trigger), else
- * tlbf_pending_confirm marks it once it is.  ERROR (53200) when the table,
- * or this transaction's share of it, is full.
- */
-void
-tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash, TlbfTime at,
-					 bool stored)
+static void
+report_table_full(void)
 {
-	TransactionId xid = GetCurrentTransactionId();
-	MyKey	   *mine;
-	MemoryContext old;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("too many keys of open transactions wait for shared tlbf filters"),
+			 errdetail("tlbf.max_pending_keys is %d.", tlbf_max_pending_keys),
+			 errhint("Commit sooner, or raise tlbf.max_pending_keys (a restart).")));
+}
 
+/* Put a key in the table, as (sub)transaction xid's; ERROR when full. */
+static void
+add_entry(PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId xid, bool stored)
+{
+	int			p = part_for(hash);
+	bool		put;
+
+	LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
+	put = put_key(p, filter, hash, at, xid, stored);
+	LWLockRelease(&locks[p].lock);
+	if (!put)
+		report_table_full();
+}
+
+/* Remember a key this transaction added, to write it down at PREPARE. */
+static void
+remember_key(const char *name, TlbfHash hash, TlbfTime at, TransactionId xid, bool stored)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	MyKey	   *mine = palloc0(sizeof(MyKey));
+
+	strlcpy(mine->name, name, NAMEDATALEN);
+	mine->hash = hash;
+	mine->at = at;
+	mine->xid = xid;
+	mine->stored = stored;
+	my_keys = lappend(my_keys, mine);
+	keys_held++;
+	MemoryContextSwitchTo(old);
+}
+
+static void
+check_share(void)
+{
 	if (keys_held >= tlbf_max_pending_keys / 4)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -386,17 +417,54 @@ tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash, Tlbf
 						tlbf_max_pending_keys / 4),
 				 errdetail("Keys wait in shared memory until their transaction commits, and one transaction may take a quarter of tlbf.max_pending_keys."),
 				 errhint("Add the rows in smaller transactions, or raise tlbf.max_pending_keys (a restart).")));
+}
+
+/*
+ * The test-and-add of the keys pending, in one step under the key's part's
+ * lock: if the key is pending for a committed transaction or this one
+ * (PENDING_STORED, *at when), or for another open one (PENDING_WAIT,
+ * *wait_for), nothing is added; else (PENDING_NONE) it is added as this
+ * (sub)transaction's, as tlbf_pending_reserve adds it.  So of two
+ * transactions claiming a key at once, the second finds the first's.
+ */
+PendingFound
+tlbf_pending_claim(PendingFilter filter, const char *name, TlbfHash hash, TlbfTime at,
+				   bool stored, TransactionId *wait_for, TlbfTime *found_at)
+{
+	int			p = part_for(hash);
+	TransactionId xid = GetCurrentTransactionId();
+	PendingFound found;
+	bool		put = true;
+
+	check_share();
+	LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
+	found = scan_part(p, filter, hash, wait_for, found_at);
+	if (found == PENDING_NONE)
+		put = put_key(p, filter, hash, at, xid, stored);
+	LWLockRelease(&locks[p].lock);
+	if (!put)
+		report_table_full();
+	if (found == PENDING_NONE)
+		remember_key(name, hash, at, xid, stored);
+	return found;
+}
+
+/*
+ * Add a key for filter 'name' as this transaction's current
+ * (sub)transaction's, whatever is pending already: 'stored' says its row is
+ * stored already (a key added by tlbf_shared_add, or by a trigger without
+ * an AFTER trigger), else tlbf_pending_confirm marks it once it is.  ERROR
+ * (53200) when the table, or this transaction's share of it, is full.
+ */
+void
+tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash, TlbfTime at,
+					 bool stored)
+{
+	TransactionId xid = GetCurrentTransactionId();
+
+	check_share();
 	add_entry(filter, hash, at, xid, stored);
-	keys_held++;
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	mine = palloc0(sizeof(MyKey));
-	strlcpy(mine->name, name, NAMEDATALEN);
-	mine->hash = hash;
-	mine->at = at;
-	mine->xid = xid;
-	mine->stored = stored;
-	my_keys = lappend(my_keys, mine);
-	MemoryContextSwitchTo(old);
+	remember_key(name, hash, at, xid, stored);
 }
 
 /*

@@ -20,6 +20,9 @@ extern PendingFound tlbf_pending_find(PendingFilter filter, TlbfHash hash,
 									  TransactionId *wait_for, TlbfTime *at);
 extern void tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash,
 								 TlbfTime at, bool stored);
+extern PendingFound tlbf_pending_claim(PendingFilter filter, const char *name, TlbfHash hash,
+									   TlbfTime at, bool stored, TransactionId *wait_for,
+									   TlbfTime *found_at);
 extern bool tlbf_pending_confirm(PendingFilter filter, TlbfHash hash);
 extern int	tlbf_pending_count(PendingFilter filter);
 

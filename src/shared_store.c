@@ -773,6 +773,14 @@ tlbf_store_pending_reserve(const SharedFilterRef *ref, TlbfHash hash, TlbfTime a
 	tlbf_pending_reserve(pending_id(ref), tlbf_directory_name(ref), hash, at, stored);
 }
 
+PendingFound
+tlbf_store_pending_claim(const SharedFilterRef *ref, TlbfHash hash, TlbfTime at, bool stored,
+						 TransactionId *wait_for, TlbfTime *found_at)
+{
+	return tlbf_pending_claim(pending_id(ref), tlbf_directory_name(ref), hash, at, stored,
+							  wait_for, found_at);
+}
+
 bool
 tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash)
 {

@@ -32,6 +32,9 @@ extern PendingFound tlbf_store_pending_find(const SharedFilterRef *ref, TlbfHash
 											TransactionId *wait_for, TlbfTime *at);
 extern void tlbf_store_pending_reserve(const SharedFilterRef *ref, TlbfHash hash,
 									   TlbfTime at, bool stored);
+extern PendingFound tlbf_store_pending_claim(const SharedFilterRef *ref, TlbfHash hash,
+											 TlbfTime at, bool stored,
+											 TransactionId *wait_for, TlbfTime *found_at);
 extern bool tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash);
 extern bool tlbf_store_fold_due(const SharedFilterRef *ref);
 extern TlbfStatus tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest);

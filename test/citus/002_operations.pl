@@ -230,6 +230,34 @@ query(q{
 is(tag_of(q{INSERT INTO clicks (user_id, ad_id) SELECT user_id, ad_id FROM staged}), 'INSERT 0 800', 'INSERT ... SELECT from a co-located table: 800 of 2,400 rows stored, and told');
 is(query(q{SELECT count(*) FROM clicks WHERE ad_id = 9}), '800', '... and 800 stored');
 
+# The trigger follows the distributed transaction (issue 38): a rolled-back
+# insert, or one whose transaction fails after it on every node, leaves no
+# key on the workers, and the retried rows are stored; a transaction
+# committed on both workers (two-phase commit) keeps its keys there.
+is(query(q{
+	BEGIN;
+	INSERT INTO clicks (user_id, ad_id) VALUES (900, 1), (901, 1), (902, 1), (903, 1);
+	ROLLBACK;
+	INSERT INTO clicks (user_id, ad_id) VALUES (900, 1), (901, 1), (902, 1), (903, 1);
+	SELECT count(*) FROM clicks WHERE user_id BETWEEN 900 AND 903}),
+	'4', 'a rolled-back distributed insert leaves no key: its retry is stored');
+like(failure(q{
+	BEGIN;
+	INSERT INTO clicks (user_id, ad_id) VALUES (910, 1), (911, 1), (912, 1), (913, 1);
+	SELECT 1 / 0;}), qr/^22012/, 'a distributed transaction fails after its insert ...');
+is(query(q{
+	INSERT INTO clicks (user_id, ad_id) VALUES (910, 1), (911, 1), (912, 1), (913, 1);
+	SELECT count(*) FROM clicks WHERE user_id BETWEEN 910 AND 913}),
+	'4', '... and leaves no key: its retry is stored');
+is(query(q{
+	SELECT count(DISTINCT nodeport) FROM citus_shards s
+	WHERE s.table_name = 'clicks'::regclass AND EXISTS (
+	    SELECT FROM clicks c WHERE c.user_id BETWEEN 910 AND 913
+	      AND get_shard_id_for_distribution_column('clicks', c.user_id) = s.shardid)}),
+	'2', '(those rows are on both workers: the retry committed with two-phase commit)');
+is(tag_of(q{INSERT INTO clicks (user_id, ad_id) VALUES (910, 1), (911, 1), (912, 1), (913, 1)}),
+	'INSERT 0 0', 'the committed keys are kept on both workers: a repeat is skipped');
+
 like(failure(q{
 	SET citus.enable_unsafe_triggers = on;
 	CREATE TABLE ad_clicks (user_id bigint, ad_id int);
