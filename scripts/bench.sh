@@ -10,8 +10,9 @@
 # tlbf is installed only into a private copy of Debian's PostgreSQL 15
 # (scripts/private_copy.sh, the version matrix's copies, in
 # $MATRIX_CACHE/postgres, by default /var/cache/tlbf as root), never into
-# /usr: BENCH_PG_CONFIG names another PostgreSQL to copy.  The copy is
-# locked for the whole run, as make matrix locks it.  The Citus part needs
+# /usr; the copy is locked for the whole run, as make matrix locks it.
+# (15: Debian's hll package, for the aggregate comparison, is built for it,
+# and the figures in docs/performance.md are its.)  The Citus part needs
 # the Citus build that scripts/citus.sh (make matrix) leaves in the cache;
 # without it, it is skipped, and the summary at the end says so.
 #
@@ -23,9 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
 
-# hll, for the aggregate comparison, is Debian's package for PostgreSQL 15.
 scripts/deps.sh postgresql-15-hll
-system_pg_config=${BENCH_PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+system_pg_config=/usr/lib/postgresql/15/bin/pg_config
 
 cache=$(scripts/cache_dir.sh)
 mkdir -p "$cache/postgres"
@@ -51,16 +51,17 @@ rm -rf "$share"/tlbf.control "$share"/tlbf--*.sql "$lib"/tlbf.so "$lib"/tlbf_bas
 make -s install >/dev/null
 # The copy is made again only when the server changes, so it may predate
 # the hll package: its files go in by hand.
+system_lib=$("$system_pg_config" --pkglibdir) system_share=$("$system_pg_config" --sharedir)
 dpkg -L postgresql-15-hll | while read -r f; do
     case "$f" in
-        "$("$system_pg_config" --pkglibdir)"/*|"$("$system_pg_config" --sharedir)"/*)
+        "$system_lib"/*|"$system_share"/*)
             if [ -f "$f" ]; then mkdir -p "$(dirname "$root$f")"; cp -a "$f" "$root$f"; fi ;;
     esac
 done
 make -s bench-tools
 
 echo "make bench: $("$PG_CONFIG" --version), a private copy ($PG_CONFIG);" \
-     "$(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD)"
+     "$(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git describe --always --dirty)"
 
 out=$(mktemp /tmp/tlbf-bench.XXXXXX)
 hex=$(mktemp /tmp/tlbf-bench-filter.XXXXXX)
