@@ -244,9 +244,10 @@ SELECT count(*) FILTER (WHERE tlbf_shared_contains('clicks', ROW(-g, 0))) AS "ne
        round(100.0 * count(*) FILTER (WHERE tlbf_shared_contains('clicks', ROW(-g, 0))) / count(*), 3)
            AS "false positive %"
 FROM generate_series(1, 100000) g;
-SELECT 'tps by round: ' || string_agg(design || ' ' || tps_list, '; ')
-FROM (SELECT design, string_agg(round(tps)::text, ' ' ORDER BY round) AS tps_list FROM rounds
-      GROUP BY design ORDER BY array_position(ARRAY['plain', 'tlbf', 'exact', 'exact_unlogged'], design)) r \g (format=unaligned tuples_only)
+SELECT 'tps by round: ' || string_agg(design || ' ' || tps_list, '; '
+                                     ORDER BY array_position(ARRAY['plain', 'tlbf', 'exact', 'exact_unlogged'], design))
+FROM (SELECT design, string_agg(round(tps)::text, ' ' ORDER BY round) AS tps_list FROM rounds GROUP BY design) r
+\g (format=unaligned tuples_only)
 SQL
     echo "(the filter's WAL includes one save of $save_bytes bytes per 30 s at its median rate;" \
          "size: the filter, or the table of keys and its index; shared memory: the filter's region," \
