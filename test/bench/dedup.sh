@@ -36,7 +36,7 @@
 # must include the partition key), so it would need a lock per key and a
 # look into the previous partition: more work per insert, to save a DELETE.
 # A key may stay up to the DELETE's period (1 s) past the window; a filter's
-# key up to 1.8 windows at this error rate (its slack, docs/reference.md).
+# key somewhat longer (its slack: docs/reference.md, the guarantee).
 #
 # Rounds: DEDUP_ROUNDS rounds of DEDUP_SECONDS per design, interleaved, each
 # round starting one design further on.  Printed per design: transactions
