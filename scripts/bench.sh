@@ -123,6 +123,7 @@ section shared "shared filters: tlbf_shared_add against tlbf_contains" \
 echo
 echo "== make bench: $(( $(date +%s) - started ))s in all (build included)"
 printf '%s\n' "${sections[@]}"
+[ "$only" = "  " ] || echo "(the parts named only:$only)"
 if grep -q 'SKIPPED' "$out"; then
     echo "skipped:"
     grep 'SKIPPED' "$out" | sed 's/^/    /'

@@ -13,9 +13,9 @@
 # $cache/postgres/.lock (make matrix and make bench take it), since it
 # installs into the copy.
 set -euo pipefail
+pg_config=$(command -v "$1") || { echo "private_copy: $1: no such pg_config" >&2; exit 1; }
 cd "$(dirname "$0")/.."
 
-pg_config=$1
 cache=$(scripts/cache_dir.sh)
 mkdir -p "$cache/postgres"
 cache=$(cd "$cache" && pwd)
