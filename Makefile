@@ -3,7 +3,8 @@
 #   make demo    build, install and show the filter on a real access log
 #   make test    build, install and run every test (installs what is missing)
 #   make matrix  build and test against every PostgreSQL version at hand
-#   make bench   timing figures (ratios measured side by side)
+#   make bench   timing figures against the strongest exact designs, rounds
+#                interleaved (in a private copy of PostgreSQL, as make matrix)
 #   make eval    the papers' experiments and the comparison with other
 #                structures: CSV and PNG under docs/eval
 #   make deb     Debian packages, postgresql-NN-tlbf, into build/deb

@@ -77,32 +77,6 @@ unpack() {
     echo "$cache/postgres/$name/bin/pg_config"
 }
 
-# Copy an installed PostgreSQL into the cache, each directory PGXS and the
-# server use at the same path under the copy's root: PostgreSQL finds its
-# directories relative to its programs, so the copy is a PostgreSQL of its
-# own.  (The libraries in --libdir stay shared: on Debian that is /usr/lib.)
-# Prints the copy's pg_config.
-private_copy() {
-    local pg_config=$1 bindir root stamp dir
-    bindir=$("$pg_config" --bindir)
-    case "$bindir/" in
-        "$cache/postgres/"*) echo "$bindir/pg_config"; return ;;   # already one
-    esac
-    root="$cache/postgres/copy$(echo "$bindir" | tr / -)"
-    stamp="$("$pg_config" --version) $(stat -c '%s %Y' "$bindir/postgres")"
-    if [ ! -x "$root$bindir/pg_config" ] || [ "$(cat "$root.stamp" 2>/dev/null)" != "$stamp" ]; then
-        echo "matrix: copying the PostgreSQL of $pg_config into $root" >&2
-        rm -rf "$root" "$root.stamp"
-        for dir in "$bindir" "$("$pg_config" --pkglibdir)" "$("$pg_config" --sharedir)" \
-                   "$("$pg_config" --includedir-server)"; do
-            mkdir -p "$root$dir"
-            cp -a "$dir/." "$root$dir/"
-        done
-        echo "$stamp" >"$root.stamp"
-    fi
-    echo "$root$bindir/pg_config"
-}
-
 # --- which versions ----------------------------------------------------------
 
 # Why a pg_config cannot be tested, if it cannot (no PGXS, or no server).
@@ -158,7 +132,8 @@ for s in "${sources[@]}"; do
                 echo "matrix: $s: $why" >&2
                 exit 1
             fi
-            configs+=("$(private_copy "$(command -v "$s")")") ;;
+            # an installed PostgreSQL: a private copy (scripts/private_copy.sh)
+            configs+=("$(MATRIX_CACHE=$cache scripts/private_copy.sh "$(command -v "$s")")") ;;
     esac
 done
 # oldest major version first

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tlbf_agg on a Citus cluster (a coordinator and two workers, all on this
 # machine) against the same aggregate over a local table of the same rows:
-# 2M visits, rows stored in random order.  Medians of 3, alternating.
+# 2M visits, rows stored in random order.  Min and median of 3, interleaved.
 # Needs the Citus build scripts/citus.sh (make matrix) leaves in the cache;
 # without one it says it skipped.
 set -euo pipefail
@@ -12,7 +12,8 @@ for d in "$cache"/citus/pg15*/pg/usr/lib/postgresql/15/bin; do
     if [ -x "$d/pg_config" ] && [ -f "$("$d/pg_config" --pkglibdir)/citus.so" ]; then bindir=$d; fi
 done
 if [ -z "$bindir" ]; then
-    echo "SKIPPED: no Citus build in $cache/citus (scripts/citus.sh, run by make matrix, makes one)"
+    echo "SKIPPED: the Citus benchmark: no Citus build for PostgreSQL 15 in $cache/citus" \
+         "(run make matrix first, or scripts/citus.sh, which build one from ../shared/citus)"
     exit 0
 fi
 
@@ -44,7 +45,7 @@ for p in "${ports[@]}"; do
     "${as[@]}" "$bindir/pg_ctl" -w -D "$work/$p" -l "$work/$p.log" start >/dev/null
     "$bindir/psql" -X -q -h "$work" -p "$p" -U postgres -c 'CREATE EXTENSION citus'
 done
-psql=("$bindir/psql" -X -q -h "$work" -p "${ports[0]}" -U postgres)
+psql=("$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$work" -p "${ports[0]}" -U postgres)
 "${psql[@]}" -c "SELECT citus_set_coordinator_host('localhost', ${ports[0]})" \
     -c "SELECT citus_add_node('localhost', ${ports[1]})" \
     -c "SELECT citus_add_node('localhost', ${ports[2]})" -c 'CREATE EXTENSION tlbf' >/dev/null
@@ -75,7 +76,7 @@ WITH m AS (
         $q$SELECT site, tlbf_agg(user_id, at, '1 hour') IS NOT NULL FROM visits_local GROUP BY site$q$], 3))
 SELECT CASE query WHEN 1 THEN 'distributed, no GROUP BY' WHEN 2 THEN 'local, no GROUP BY'
                   WHEN 3 THEN 'distributed, GROUP BY site' ELSE 'local, GROUP BY site' END AS tlbf_agg,
-       median_ms,
+       min_ms, median_ms,
        CASE WHEN query IN (1, 3) THEN round(median_ms / (SELECT median_ms FROM m m2 WHERE m2.query = m.query + 1), 2) END
            AS distributed_over_local
 FROM m ORDER BY query;

@@ -34,6 +34,6 @@ WITH m AS (
 SELECT CASE query WHEN 1 THEN 'GROUP BY site (HashAggregate)'
                   WHEN 2 THEN 'ORDER BY at inside the call'
                   ELSE 'GROUP BY site, sorted (GroupAggregate)' END AS plan,
-       median_ms, round(median_ms / (SELECT median_ms FROM m WHERE query = 2), 2) AS "x ORDER BY at"
+       min_ms, median_ms, round(median_ms / (SELECT median_ms FROM m WHERE query = 2), 2) AS "x ORDER BY at"
 FROM m ORDER BY query;
 DROP TABLE grouped_rows;
