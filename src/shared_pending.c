@@ -83,6 +83,9 @@ typedef struct PendingKey
 	CommandId	command;		/* and its statement */
 	int16		slot;			/* the filter's directory slot */
 	uint8		state;			/* PendingState */
+	uint8		ended;			/* FATE_COMMITTED or FATE_ROLLED_BACK once
+								 * seen so (0: not known), as a heap tuple's
+								 * hint bits: looked up once, not again */
 } PendingKey;
 
 typedef struct PendingPart
@@ -253,7 +256,7 @@ same_key(const PendingKey *k, PendingFilter filter, TlbfHash hash)
 /* What became of the (sub)transaction that added a key. */
 typedef enum KeyFate
 {
-	FATE_MINE,					/* this transaction's */
+	FATE_MINE = 1,				/* this transaction's */
 	FATE_OPEN,					/* another's, in progress or prepared */
 	FATE_COMMITTED,
 	FATE_ROLLED_BACK
@@ -270,6 +273,41 @@ fate_of(TransactionId xid)
 }
 
 /*
+ * The fate of a key's transaction, from its hint when it has one, else
+ * looked up and hinted once it has ended.  The hint is a byte written
+ * under a shared lock too, as a tuple's hint bits are: every writer writes
+ * the same value, and entries move only under the exclusive lock.
+ */
+static KeyFate
+key_fate(PendingKey *k)
+{
+	KeyFate		fate;
+
+	if (k->ended != 0)
+		return (KeyFate) k->ended;
+	fate = fate_of(k->xid);
+	if (fate == FATE_COMMITTED || fate == FATE_ROLLED_BACK)
+		k->ended = (uint8) fate;
+	return fate;
+}
+
+/*
+ * The same, cheaper for the many keys a fold looks at: the commit log
+ * first (a key whose transaction is committed there is committed, even if
+ * the transaction has not left the process array yet), then the process
+ * array, which takes a lock and looks through every backend.
+ */
+static KeyFate
+fate_for_fold(TransactionId xid)
+{
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return FATE_MINE;
+	if (TransactionIdDidCommit(xid))
+		return FATE_COMMITTED;
+	return TransactionIdIsInProgress(xid) ? FATE_OPEN : FATE_ROLLED_BACK;
+}
+
+/*
  * What part 'p' (locked by the caller) holds of the key: see
  * tlbf_pending_find.
  */
@@ -283,11 +321,11 @@ scan_part(int p, PendingFilter filter, TlbfHash hash, TransactionId *wait_for, T
 	for (int i = home_of(hash), n = 0; n < capacity && part->keys[i].state != PENDING_FREE;
 		 i = (i + 1) % capacity, n++)
 	{
-		const PendingKey *k = &part->keys[i];
+		PendingKey *k = &part->keys[i];
 
 		if (!same_key(k, filter, hash))
 			continue;
-		switch (fate_of(k->xid))
+		switch (key_fate(k))
 		{
 			case FATE_MINE:
 				/* reserved by an earlier statement, never confirmed: skipped */
@@ -361,6 +399,7 @@ put_key(int p, PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId x
 		GetCurrentCommandId(false) : FirstCommandId;
 	part->keys[i].slot = (int16) filter.slot;
 	part->keys[i].state = stored ? PENDING_STORED_ROW : PENDING_RESERVED;
+	part->keys[i].ended = 0;
 	part->used++;
 	pg_atomic_fetch_add_u32(&shared->counts[filter.slot], 1);
 	return true;
@@ -599,7 +638,7 @@ free_ended(PendingFilter filter, const FoldKey *folded_keys, int folded)
 			if (k->state == PENDING_FREE || k->slot != filter.slot ||
 				k->generation != filter.generation)
 				continue;
-			fate = fate_of(k->xid);
+			fate = k->ended != 0 ? (KeyFate) k->ended : fate_for_fold(k->xid);
 			if (fate == FATE_MINE || fate == FATE_OPEN)
 				continue;
 			gone = fate == FATE_ROLLED_BACK || k->state != PENDING_STORED_ROW;
@@ -652,7 +691,8 @@ tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
 			const PendingKey *k = &part->keys[i];
 
 			if (k->state == PENDING_STORED_ROW && k->slot == filter.slot &&
-				k->generation == filter.generation && fate_of(k->xid) == FATE_COMMITTED)
+				k->generation == filter.generation &&
+				(k->ended != 0 ? (KeyFate) k->ended : fate_for_fold(k->xid)) == FATE_COMMITTED)
 			{
 				keys[nkeys].hash.a = k->a;
 				keys[nkeys].hash.b = k->b;
