@@ -269,8 +269,6 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 	TlbfTime	pending_at;
 
 	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
-	/* an XID now, not under the filter's lock */
-	(void) GetCurrentTransactionId();
 	for (;;)
 	{
 		tlbf_store_open(name, mode, &ref);
@@ -303,6 +301,34 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 		(threshold <= 0 ||
 		 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
 						tlbf_inference_scratch(ref.filter)) >= threshold);
+	/*
+	 * A key to add needs this (sub)transaction's XID, which is taken before
+	 * the filter's lock, and only then: a row that is skipped leaves its
+	 * transaction without one, which then writes nothing at all.
+	 */
+	if (!seen && !TransactionIdIsValid(GetCurrentTransactionIdIfAny()))
+	{
+		PendingFound found = tlbf_store_pending_find(&ref, hash, wait_for, &pending_at);
+
+		if (found == PENDING_NONE)
+		{
+			tlbf_store_close(&ref);
+			(void) GetCurrentTransactionId();
+			return TRY_AGAIN;
+		}
+		if (found == PENDING_WAIT)
+		{
+			tlbf_store_close(&ref);
+			return TRY_WAIT;
+		}
+		seen = !(threshold > 0 && prior <= 0);
+		if (!seen)
+		{
+			tlbf_store_close(&ref);
+			(void) GetCurrentTransactionId();
+			return TRY_AGAIN;
+		}
+	}
 	/* (an error here, a full table of pending keys, releases the locks) */
 	if (!seen)
 	{
@@ -356,6 +382,8 @@ add_following_transaction(const char *name, TlbfHash hash, TlbfTime at, double t
 				return false;
 			case TRY_WAIT:
 				XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
+				continue;
+			case TRY_AGAIN:
 				continue;
 			case TRY_ADDED:
 				*is_new = true;

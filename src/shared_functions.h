@@ -17,6 +17,7 @@ typedef enum AddTry
 	TRY_SEEN,					/* seen, or added by a committed transaction
 								 * or by this one */
 	TRY_WAIT,					/* added by another open transaction: wait */
+	TRY_AGAIN,					/* (an XID was taken): try again */
 	TRY_REHASH					/* hashed as other kinds than the filter's */
 } AddTry;
 

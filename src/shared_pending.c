@@ -905,9 +905,8 @@ tlbf_pending_restore(PendingFilter filter, const char *name, PendingFoldFn fold,
 
 			if (strcmp(keys[i].name, name) != 0)
 				continue;
-			if (fate == FATE_COMMITTED)
-				(void) fold(arg, h, keys[i].at);
-			else
+			/* (a key the filter has no room for stays pending: still found) */
+			if (fate != FATE_COMMITTED || !fold(arg, h, keys[i].at))
 				add_entry(filter, h, keys[i].at, xid, true);
 		}
 		if (keys != NULL)
