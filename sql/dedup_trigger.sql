@@ -95,6 +95,18 @@ INSERT INTO ads VALUES ('Ad-1'), ('ad-1'), ('skip'), ('AD-2');
 INSERT INTO ads VALUES ('ad-2');
 SELECT ad FROM ads ORDER BY ad;
 SELECT tlbf_shared_contains('ads', 'skip') AS skipped_key_taken;
+-- What the trigger works out from its arguments and the table is kept
+-- across statements, and worked out again when the table changes: a
+-- BEFORE trigger added after it, a key column renamed.
+CREATE TRIGGER zzz_late BEFORE INSERT ON ads FOR EACH ROW EXECUTE FUNCTION skip_or_lower();
+INSERT INTO ads VALUES ('ad-3');
+DROP TRIGGER zzz_late ON ads;
+DROP TRIGGER normalize ON ads;
+ALTER TABLE ads RENAME COLUMN ad TO ad_text;
+INSERT INTO ads VALUES ('ad-3');
+ALTER TABLE ads RENAME COLUMN ad_text TO ad;
+INSERT INTO ads VALUES ('ad-3'), ('ad-3');
+SELECT count(*) AS "ad-3 rows" FROM ads WHERE ad = 'ad-3';
 
 -- INSERT ... ON CONFLICT may skip a row the BEFORE trigger let through:
 -- it needs the AFTER trigger, which tells which rows were stored.
@@ -117,6 +129,9 @@ INSERT INTO clicks VALUES (1, 'lee') ON CONFLICT (id) DO NOTHING;
 INSERT INTO clicks VALUES (6, 'lee');
 COMMIT;
 SELECT id, ad FROM clicks ORDER BY id;
+-- without the AFTER trigger (dropped since), ON CONFLICT is refused again
+DROP TRIGGER dedup_stored ON clicks;
+INSERT INTO clicks VALUES (7, 'max') ON CONFLICT (id) DO NOTHING;
 
 -- a generated key column is refused: a BEFORE trigger sees it as NULL
 CREATE TABLE skus (customer int, sku text, sku_norm text GENERATED ALWAYS AS (lower(sku)) STORED);

@@ -87,13 +87,16 @@ tlbf_citus_shard_of(Relation rel, CitusShard *shard)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	const char *name = RelationGetRelationName(rel);
-	const char *schema = get_namespace_name(RelationGetNamespace(rel));
+	const char *schema;
 	int64		id = shard_id_in_name(name);
 	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
 	Datum		values[3];
 	bool		found;
 
-	if (id < 0 || schema == NULL || !tlbf_citus_installed())
+	if (id < 0 || !tlbf_citus_installed())
+		return false;
+	schema = get_namespace_name(RelationGetNamespace(rel));
+	if (schema == NULL)
 		return false;
 	values[0] = Int64GetDatum(id);
 	values[1] = CStringGetTextDatum(quote_identifier(name));

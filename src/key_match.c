@@ -103,6 +103,7 @@ static ItemHasher *
 hasher_for(KeyMatcher *matcher, Oid type, Oid collation, bool legacy)
 {
 	CachedHasher *slot;
+	ItemHasher *hasher;
 
 	for (int i = 0; i < matcher->nhashers; i++)
 	{
@@ -110,31 +111,37 @@ hasher_for(KeyMatcher *matcher, Oid type, Oid collation, bool legacy)
 		if (slot->type == type && slot->collation == collation && slot->legacy == legacy)
 			return slot->hasher;
 	}
+	/* (a type refused leaves no slot: a matcher may outlive the error) */
+	hasher = legacy ? tlbf_legacy_item_hasher(type, collation, matcher->context) :
+		tlbf_item_hasher(type, collation, matcher->context);
 	if (matcher->nhashers == CACHED_HASHERS)
 		matcher->nhashers = 0;	/* more types than any key has: start over */
 	slot = &matcher->hashers[matcher->nhashers++];
 	slot->type = type;
 	slot->collation = collation;
 	slot->legacy = legacy;
-	slot->hasher = legacy ? tlbf_legacy_item_hasher(type, collation, matcher->context) :
-		tlbf_item_hasher(type, collation, matcher->context);
-	return slot->hasher;
+	slot->hasher = hasher;
+	return hasher;
 }
 
 static const TypeFacts *
 facts_of(KeyMatcher *matcher, Oid type)
 {
 	TypeFacts  *facts;
+	bool		is_row;
+	int			kind;
 
 	for (int i = 0; i < matcher->ntypes; i++)
 		if (matcher->types[i].type == type)
 			return &matcher->types[i];
+	is_row = type_is_rowtype(type);
+	kind = tlbf_key_kind_of_type(type);
 	if (matcher->ntypes == CACHED_TYPES)
 		matcher->ntypes = 0;	/* more types than any key has: start over */
 	facts = &matcher->types[matcher->ntypes++];
 	facts->type = type;
-	facts->is_row = type_is_rowtype(type);
-	facts->kind = tlbf_key_kind_of_type(type);
+	facts->is_row = is_row;
+	facts->kind = kind;
 	return facts;
 }
 

@@ -253,11 +253,14 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
  * into a unique index does.  The filter is taken exclusively when it must
  * record its kind of key, or when enough keys wait for it to be folded
  * ('when_full' then says what a fold does when the pool has no room).
+ * *unseen_in: the version of the filter whose bits did not have the key,
+ * if a try found that (an invalid slot if not): a try again of the same
+ * key on the same version need not look at the bits again.
  */
 static AddTry
 try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double prior,
 		bool stored, SharedWhenFull when_full, TlbfKeys basis, SharedKeyGuess *guess,
-		TransactionId *wait_for)
+		TransactionId *wait_for, StoreVersion *unseen_in)
 {
 	SharedFilterRef ref;
 	LWLockMode	mode = LW_SHARED;
@@ -297,10 +300,13 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 			report_full(name, status, truncated_before, truncated_after, region);
 		}
 	}
-	seen = tlbf_query(ref.filter, hash, at, ref.filter->span) &&
-		(threshold <= 0 ||
-		 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
-						tlbf_inference_scratch(ref.filter)) >= threshold);
+	if (unseen_in->id.slot >= 0 && tlbf_store_same_version(*unseen_in, tlbf_store_version(&ref)))
+		seen = false;
+	else
+		seen = tlbf_query(ref.filter, hash, at, ref.filter->span) &&
+			(threshold <= 0 ||
+			 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
+							tlbf_inference_scratch(ref.filter)) >= threshold);
 	/*
 	 * A key to add needs this (sub)transaction's XID, which is taken before
 	 * the filter's lock, and only then: a row that is skipped leaves its
@@ -312,6 +318,7 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 
 		if (found == PENDING_NONE)
 		{
+			*unseen_in = tlbf_store_version(&ref);
 			tlbf_store_close(&ref);
 			(void) GetCurrentTransactionId();
 			return TRY_AGAIN;
@@ -371,12 +378,14 @@ add_following_transaction(const char *name, TlbfHash hash, TlbfTime at, double t
 						  double prior, bool stored, SharedWhenFull when_full,
 						  TlbfKeys basis, SharedKeyGuess *guess, bool *is_new)
 {
+	StoreVersion unseen_in = {{-1, 0}, 0};
+
 	for (;;)
 	{
 		TransactionId wait_for;
 
 		switch (try_add(name, hash, at, threshold, prior, stored, when_full, basis, guess,
-						&wait_for))
+						&wait_for, &unseen_in))
 		{
 			case TRY_REHASH:
 				return false;

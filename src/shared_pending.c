@@ -584,56 +584,37 @@ free_entry(PendingPart *part, int i)
 	}
 }
 
-/* A key of a committed transaction, to be folded. */
-typedef struct FoldKey
-{
-	TlbfHash	hash;
-	TlbfTime	at;
-	TransactionId xid;
-} FoldKey;
-
-static int
-by_time(const void *a, const void *b)
-{
-	TlbfTime	x = ((const FoldKey *) a)->at;
-	TlbfTime	y = ((const FoldKey *) b)->at;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
-by_identity(const void *a, const void *b)
-{
-	const FoldKey *x = a;
-	const FoldKey *y = b;
-
-	if (x->hash.a != y->hash.a)
-		return x->hash.a < y->hash.a ? -1 : 1;
-	if (x->hash.b != y->hash.b)
-		return x->hash.b < y->hash.b ? -1 : 1;
-	if (x->at != y->at)
-		return x->at < y->at ? -1 : 1;
-	return x->xid < y->xid ? -1 : x->xid > y->xid;
-}
-
 /*
- * Free the filter's keys that are folded ('folded' keys, sorted by
- * by_identity) or whose transactions ended otherwise.
+ * Fold the filter's keys whose transactions have ended: those committed
+ * and stored go to 'fold' (into the filter's bits), the others are freed,
+ * those of open transactions stay.  One pass, part by part, each under
+ * its lock: a key is folded and freed in one step.  Keys are not folded in
+ * the order they came: the filter takes a key older than its newest at its
+ * newest time (insert.c), which keeps it longer, never shorter.  The
+ * caller holds the filter exclusively, so no key of it comes meanwhile.
+ * If 'fold' fails (returns false), it and the keys not yet seen stay, to
+ * be folded later.  Returns the keys folded.
  */
-static void
-free_ended(PendingFilter filter, const FoldKey *folded_keys, int folded)
+int
+tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
 {
-	for (int p = 0; p < PENDING_PARTITIONS; p++)
+	int			folded = 0;
+	bool		failed = false;
+
+	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters ||
+		pg_atomic_read_u32(&shared->counts[filter.slot]) == 0)
+		return 0;
+	for (int p = 0; p < PENDING_PARTITIONS && !failed; p++)
 	{
 		PendingPart *part = part_of(p);
 		int			capacity = part_capacity();
 
+		CHECK_FOR_INTERRUPTS();
 		LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
 		for (int i = 0; i < capacity; i++)
 		{
 			PendingKey *k = &part->keys[i];
 			KeyFate		fate;
-			bool		gone;
 
 			if (k->state == PENDING_FREE || k->slot != filter.slot ||
 				k->generation != filter.generation)
@@ -641,79 +622,23 @@ free_ended(PendingFilter filter, const FoldKey *folded_keys, int folded)
 			fate = k->ended != 0 ? (KeyFate) k->ended : fate_for_fold(k->xid);
 			if (fate == FATE_MINE || fate == FATE_OPEN)
 				continue;
-			gone = fate == FATE_ROLLED_BACK || k->state != PENDING_STORED_ROW;
-			if (!gone)
+			if (fate == FATE_COMMITTED && k->state == PENDING_STORED_ROW)
 			{
-				FoldKey		me = {{k->a, k->b}, k->at, k->xid};
+				TlbfHash	hash = {k->a, k->b};
 
-				gone = bsearch(&me, folded_keys, folded, sizeof(FoldKey), by_identity) != NULL;
+				if (!fold(arg, hash, k->at))
+				{
+					failed = true;
+					break;
+				}
+				folded++;
 			}
-			if (!gone)
-				continue;
 			free_entry(part, i);
 			pg_atomic_fetch_sub_u32(&shared->counts[filter.slot], 1);
 			i--;				/* an entry may have moved into i */
 		}
 		LWLockRelease(&locks[p].lock);
 	}
-}
-
-/*
- * Fold the filter's keys whose transactions have ended: those committed
- * and stored go to 'fold' (into the filter's bits), oldest first, as
- * their rows came; the others are freed; those of open transactions stay.
- * The caller holds the filter exclusively, so no key of it comes or goes
- * meanwhile.  If 'fold' fails (returns false), it and the keys after it
- * stay, to be folded later.  Returns the keys folded.
- */
-int
-tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
-{
-	FoldKey    *keys;
-	int			nkeys = 0;
-	int			folded = 0;
-	int			most;
-
-	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters ||
-		pg_atomic_read_u32(&shared->counts[filter.slot]) == 0)
-		return 0;
-	most = Min((int) pg_atomic_read_u32(&shared->counts[filter.slot]),
-			   part_capacity() * PENDING_PARTITIONS);
-	keys = palloc(Max(most, 1) * sizeof(FoldKey));
-	for (int p = 0; p < PENDING_PARTITIONS && nkeys < most; p++)
-	{
-		PendingPart *part = part_of(p);
-		int			capacity = part_capacity();
-
-		LWLockAcquire(&locks[p].lock, LW_SHARED);
-		for (int i = 0; i < capacity && nkeys < most; i++)
-		{
-			const PendingKey *k = &part->keys[i];
-
-			if (k->state == PENDING_STORED_ROW && k->slot == filter.slot &&
-				k->generation == filter.generation &&
-				(k->ended != 0 ? (KeyFate) k->ended : fate_for_fold(k->xid)) == FATE_COMMITTED)
-			{
-				keys[nkeys].hash.a = k->a;
-				keys[nkeys].hash.b = k->b;
-				keys[nkeys].at = k->at;
-				keys[nkeys].xid = k->xid;
-				nkeys++;
-			}
-		}
-		LWLockRelease(&locks[p].lock);
-	}
-	qsort(keys, nkeys, sizeof(FoldKey), by_time);
-	while (folded < nkeys)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (!fold(arg, keys[folded].hash, keys[folded].at))
-			break;
-		folded++;
-	}
-	qsort(keys, folded, sizeof(FoldKey), by_identity);
-	free_ended(filter, keys, folded);
-	pfree(keys);
 	return folded;
 }
 

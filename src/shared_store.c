@@ -760,6 +760,26 @@ tlbf_store_count_change(SharedFilterRef *ref)
 	tlbf_directory_count_change(ref);
 }
 
+/*
+ * The open filter's version: every insertion and retirement counts as a
+ * change (the snapshot worker saves a filter that changed), and a filter
+ * dropped and made again, or loaded again, has a new generation.
+ */
+StoreVersion
+tlbf_store_version(const SharedFilterRef *ref)
+{
+	StoreVersion version = {pending_id(ref), tlbf_directory_changes(ref)};
+
+	return version;
+}
+
+bool
+tlbf_store_same_version(StoreVersion a, StoreVersion b)
+{
+	return a.id.slot == b.id.slot && a.id.generation == b.id.generation &&
+		a.changes == b.changes;
+}
+
 PendingFound
 tlbf_store_pending_find(const SharedFilterRef *ref, TlbfHash hash, TransactionId *wait_for,
 						TlbfTime *at)

@@ -27,6 +27,15 @@ extern Size tlbf_store_region(const SharedFilterRef *ref);
 extern void tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory);
 extern void tlbf_store_count_change(SharedFilterRef *ref);
 
+/* Which filter, after how many changes: two equal versions, equal bits */
+typedef struct StoreVersion
+{
+	PendingFilter id;
+	uint64		changes;
+} StoreVersion;
+extern StoreVersion tlbf_store_version(const SharedFilterRef *ref);
+extern bool tlbf_store_same_version(StoreVersion a, StoreVersion b);
+
 /* keys of open transactions (shared_pending.c), for an open filter */
 extern PendingFound tlbf_store_pending_find(const SharedFilterRef *ref, TlbfHash hash,
 											TransactionId *wait_for, TlbfTime *at);

@@ -49,16 +49,21 @@
 #include "lib/stringinfo.h"
 #include "tcop/pquery.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(tlbf_reject_recent);
 
-/* What a trigger's arguments say, worked out once per statement. */
+/* What a trigger's arguments say, worked out once (see plan_for). */
 typedef struct TriggerPlan
 {
 	Oid			trigger;
+	MemoryContext context;		/* holds the plan */
+	bool		stale;			/* the catalogs changed since it was made */
 	bool		raise;			/* 'error': raise instead of skipping */
 	double		threshold;		/* reject when the posterior reaches it */
 	double		prior;
@@ -355,20 +360,18 @@ tlbf_trigger_init(void)
 	RegisterSubXactCallback(forget_on_subabort, NULL);
 }
 
+/* Work out a trigger's plan, in 'context'. */
 static TriggerPlan *
-plan_for(FunctionCallInfo fcinfo, TriggerData *data)
+make_plan(TriggerData *data, MemoryContext context)
 {
-	TriggerPlan *plan = fcinfo->flinfo->fn_extra;
 	Trigger    *trigger = data->tg_trigger;
 	TupleDesc	desc = RelationGetDescr(data->tg_relation);
-	MemoryContext context = fcinfo->flinfo->fn_mcxt;
+	TriggerPlan *plan;
 	int			first;
-
-	if (plan != NULL && plan->trigger == trigger->tgoid)
-		return plan;
 
 	plan = MemoryContextAllocZero(context, sizeof(TriggerPlan));
 	plan->trigger = trigger->tgoid;
+	plan->context = context;
 	plan->prior = 0.5;
 	for (first = 0; first < trigger->tgnargs; first++)
 	{
@@ -431,9 +434,110 @@ plan_for(FunctionCallInfo fcinfo, TriggerData *data)
 	if (TRIGGER_FIRED_BEFORE(data->tg_event))
 		plan->confirmed_after = check_trigger_pair(trigger, data->tg_relation);
 	plan->on_shard = check_citus_shard(plan, data->tg_relation);
-	fcinfo->flinfo->fn_extra = plan;
 	return plan;
 }
+
+/*
+ * Plans outlive statements: working one out (the arguments, the table's
+ * other triggers, Citus, the key's types) costs as much as the test-and-add
+ * itself, and a single-row INSERT would pay it for every row.  They are
+ * kept by trigger OID in CacheMemoryContext, each in its own context.  Any
+ * change to a table, a type or an operator class (the key's hashers) makes
+ * every plan stale: the next call works out a new one.  A stale plan may
+ * still be in use by a call that started before (an invalidation is taken
+ * when a lock is, and a call waits for locks), so it is freed only with the
+ * current transaction.
+ */
+typedef struct PlanEntry
+{
+	Oid			trigger;		/* the hash key */
+	TriggerPlan *plan;
+} PlanEntry;
+
+static HTAB *plans = NULL;
+static bool stale_plans = false;
+
+static void
+make_plans_stale(void)
+{
+	HASH_SEQ_STATUS scan;
+	PlanEntry  *entry;
+
+	if (plans == NULL)
+		return;
+	hash_seq_init(&scan, plans);
+	while ((entry = hash_seq_search(&scan)) != NULL)
+		entry->plan->stale = true;
+	stale_plans = true;
+}
+
+/* Let go of the stale plans (of dropped triggers too) with the transaction. */
+static void
+drop_stale_plans(void)
+{
+	HASH_SEQ_STATUS scan;
+	PlanEntry  *entry;
+
+	hash_seq_init(&scan, plans);
+	while ((entry = hash_seq_search(&scan)) != NULL)
+		if (entry->plan->stale)
+		{
+			MemoryContextSetParent(entry->plan->context, TopTransactionContext);
+			(void) hash_search(plans, &entry->trigger, HASH_REMOVE, NULL);
+		}
+	stale_plans = false;
+}
+
+static void
+on_relcache_change(Datum arg, Oid relid)
+{
+	make_plans_stale();
+}
+
+static void
+on_syscache_change(Datum arg, int cacheid, uint32 hashvalue)
+{
+	make_plans_stale();
+}
+
+static TriggerPlan *
+plan_for(TriggerData *data)
+{
+	Oid			trigger = data->tg_trigger->tgoid;
+	PlanEntry  *entry;
+	MemoryContext context;
+	TriggerPlan *plan;
+
+	if (plans == NULL)
+	{
+		HASHCTL		info;
+
+		info.keysize = sizeof(Oid);
+		info.entrysize = sizeof(PlanEntry);
+		info.hcxt = CacheMemoryContext;
+		plans = hash_create("tlbf_reject_recent plans", 16, &info,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(on_relcache_change, (Datum) 0);
+		CacheRegisterSyscacheCallback(TYPEOID, on_syscache_change, (Datum) 0);
+		CacheRegisterSyscacheCallback(CLAOID, on_syscache_change, (Datum) 0);
+		CacheRegisterSyscacheCallback(AMPROCNUM, on_syscache_change, (Datum) 0);
+	}
+	if (stale_plans)
+		drop_stale_plans();
+	entry = hash_search(plans, &trigger, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry->plan;
+
+	/* made under the statement's context, kept only if complete */
+	context = AllocSetContextCreate(CurrentMemoryContext, "tlbf_reject_recent plan",
+									ALLOCSET_SMALL_SIZES);
+	plan = make_plan(data, context);
+	MemoryContextSetParent(context, CacheMemoryContext);
+	entry = hash_search(plans, &trigger, HASH_ENTER, NULL);
+	entry->plan = plan;
+	return plan;
+}
+
 
 /* The row's key: its columns together (a NULL is a value). */
 static void
@@ -490,7 +594,7 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 				 errmsg("tlbf_reject_recent must be called by BEFORE INSERT and AFTER INSERT ... FOR EACH ROW triggers")));
 
 	tlbf_store_require();
-	plan = plan_for(fcinfo, data);
+	plan = plan_for(data);
 	desc = RelationGetDescr(data->tg_relation);
 	row_key(plan, data->tg_trigtuple, desc, &key);
 	tlbf_shared_guess_for(&plan->guess, plan->filter);
