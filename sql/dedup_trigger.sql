@@ -133,6 +133,32 @@ SELECT id, ad FROM clicks ORDER BY id;
 DROP TRIGGER dedup_stored ON clicks;
 INSERT INTO clicks VALUES (7, 'max') ON CONFLICT (id) DO NOTHING;
 
+-- Bursts: all the keys of a transaction come at one time (its start), and
+-- a filter's region never grows.  40,000 keys at one time, three times,
+-- fit a filter made for 200,000 keys: each is found, and no row repeats a
+-- key (a new key may be taken for a repeat at the error rate).
+SELECT tlbf_shared_create('burst', '1 hour', 0.001, 200000);
+CREATE TABLE burst (id int PRIMARY KEY, k int);
+CREATE TRIGGER dedup BEFORE INSERT ON burst
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('burst', 'k');
+CREATE TRIGGER dedup_stored AFTER INSERT ON burst
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('burst', 'k');
+INSERT INTO burst SELECT g, g FROM generate_series(1, 40000) g;
+INSERT INTO burst SELECT g, g FROM generate_series(20001, 60000) g ON CONFLICT (id) DO NOTHING;
+INSERT INTO burst SELECT g, g FROM generate_series(60001, 100000) g;
+SELECT count(*) = count(DISTINCT k) AS no_repeats, count(*) >= 100000 - 200 AS new_keys_stored,
+       (SELECT count(*) FROM generate_series(1, 100000) g WHERE NOT tlbf_shared_contains('burst', g)) AS absent,
+       (SELECT (info->>'truncated')::int FROM tlbf_shared_list() WHERE name = 'burst') AS truncated
+FROM burst;
+-- ON CONFLICT skipping 20,000 rows of one statement: their keys are not
+-- taken; the keys of the 20,000 it stored are
+INSERT INTO burst SELECT g, g + 100000 FROM generate_series(80001, 120000) g ON CONFLICT (id) DO NOTHING;
+SELECT count(*) FILTER (WHERE g <= 100000 AND tlbf_shared_contains('burst', g + 100000)) <= 100
+           AS skipped_keys_free,
+       count(*) FILTER (WHERE g > 100000 AND NOT tlbf_shared_contains('burst', g + 100000))
+           AS stored_keys_absent
+FROM generate_series(80001, 120000) g;
+
 -- a generated key column is refused: a BEFORE trigger sees it as NULL
 CREATE TABLE skus (customer int, sku text, sku_norm text GENERATED ALWAYS AS (lower(sku)) STORED);
 CREATE TRIGGER dedup BEFORE INSERT ON skus
@@ -159,8 +185,8 @@ SELECT tlbf_info(tlbf_shared_get('pairs_v1'))->'version' AS version,
        tlbf_shared_contains('pairs_v1', ROW(1, 42)) AS row_found,
        tlbf_shared_contains('pairs_v1', ROW(1, 43)) AS other_row;
 
-DROP TABLE signups, orders, payments, ads, clicks, skus, pairs;
+DROP TABLE signups, orders, payments, ads, clicks, burst, skus, pairs;
 DROP FUNCTION format_1(tlbf);
 DROP FUNCTION skip_or_lower();
 SELECT tlbf_shared_drop(name) FROM tlbf_shared_list()
-WHERE name IN ('signups', 'payments', 'ads', 'clicks', 'pairs', 'pairs_v1');
+WHERE name IN ('signups', 'payments', 'ads', 'clicks', 'burst', 'pairs', 'pairs_v1');

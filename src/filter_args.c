@@ -188,6 +188,7 @@ tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
 	memory->context = context;
 	memory->allocated = VARSIZE(f);
 	memory->max_bytes = MaxAllocSize;
+	memory->keep_live = false;
 }
 
 /*

@@ -100,10 +100,9 @@ tlbf_shared_adopt(PG_FUNCTION_ARGS)
 
 /*
  * Add hashes[0..n) at times[0..n) to the filter 'ref' holds exclusively.
- * Its region grows within the pool as its keys need; when the pool has no
- * larger region, 'when_full' says whether the insertion fails (the filter
- * unchanged: the core changes nothing it cannot finish) or the filter
- * drops its oldest slices to fit in the region it has.
+ * When its region has no room for them, 'when_full' says whether the
+ * insertion fails (the filter unchanged: the core changes nothing it
+ * cannot finish) or the filter drops its oldest slices to fit.
  */
 static TlbfStatus
 insert_locked(SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *times, int n,
@@ -118,11 +117,10 @@ insert_locked(SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *time
 		status = tlbf_insert(&ref->filter, &memory, hashes[i], times[i]);
 		if (status != TLBF_OK && when_full == SHARED_FULL_DROP_OLDEST)
 		{
-			TlbfMemory	fixed = memory;
+			TlbfMemory	dropping = memory;
 
-			fixed.resize = NULL;
-			fixed.max_bytes = fixed.allocated;
-			status = tlbf_insert(&ref->filter, &fixed, hashes[i], times[i]);
+			dropping.keep_live = false;
+			status = tlbf_insert(&ref->filter, &dropping, hashes[i], times[i]);
 		}
 	}
 	tlbf_store_count_change(ref);

@@ -59,6 +59,7 @@
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 /* settings (settings.c defines them) */
@@ -94,10 +95,21 @@ typedef struct PendingPart
 	PendingKey	keys[FLEXIBLE_ARRAY_MEMBER];
 } PendingPart;
 
+/*
+ * A filter's keys in the table, how many its last fold left there, and
+ * whether that fold stopped short (the filter full)
+ */
+typedef struct PendingCount
+{
+	pg_atomic_uint32 keys;
+	pg_atomic_uint32 after_fold;
+	pg_atomic_uint32 fold_stopped;
+} PendingCount;
+
 typedef struct PendingShared
 {
 	int			parts;			/* PENDING_PARTITIONS */
-	pg_atomic_uint32 counts[FLEXIBLE_ARRAY_MEMBER];	/* keys per slot */
+	PendingCount counts[FLEXIBLE_ARRAY_MEMBER];	/* per slot */
 } PendingShared;
 
 static PendingShared *shared = NULL;
@@ -124,6 +136,24 @@ typedef struct MyKey
 } MyKey;
 
 static List *my_keys = NIL;
+
+/*
+ * Those of my_keys waiting for their row to be confirmed, by hash: the
+ * AFTER trigger confirms each row of a statement that may have thousands.
+ */
+typedef struct UnconfirmedId
+{
+	TlbfHash	hash;
+	PendingFilter filter;
+} UnconfirmedId;
+
+typedef struct UnconfirmedKey
+{
+	UnconfirmedId id;			/* the hash key */
+	MyKey	   *mine;
+} UnconfirmedKey;
+
+static HTAB *unconfirmed = NULL;
 
 /* A prepared transaction's keys, as written to pg_tlbf/pending/. */
 #define PREPARED_DIR		"pg_tlbf/pending"
@@ -160,7 +190,7 @@ static Size
 shared_bytes(void)
 {
 	return MAXALIGN(add_size(offsetof(PendingShared, counts),
-							 mul_size(tlbf_max_shared_filters, sizeof(pg_atomic_uint32))));
+							 mul_size(tlbf_max_shared_filters, sizeof(PendingCount))));
 }
 
 static PendingPart *
@@ -206,7 +236,11 @@ start_shared_memory(void)
 	{
 		shared->parts = PENDING_PARTITIONS;
 		for (int i = 0; i < tlbf_max_shared_filters; i++)
-			pg_atomic_init_u32(&shared->counts[i], 0);
+		{
+			pg_atomic_init_u32(&shared->counts[i].keys, 0);
+			pg_atomic_init_u32(&shared->counts[i].after_fold, 0);
+			pg_atomic_init_u32(&shared->counts[i].fold_stopped, 0);
+		}
 		for (int p = 0; p < PENDING_PARTITIONS; p++)
 			memset(part_of(p), 0, part_bytes());
 	}
@@ -229,6 +263,7 @@ on_transaction_end(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			keys_held = 0;
 			my_keys = NIL;		/* freed with TopTransactionContext */
+			unconfirmed = NULL;
 			break;
 		default:
 			break;
@@ -401,7 +436,7 @@ put_key(int p, PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId x
 	part->keys[i].state = stored ? PENDING_STORED_ROW : PENDING_RESERVED;
 	part->keys[i].ended = 0;
 	part->used++;
-	pg_atomic_fetch_add_u32(&shared->counts[filter.slot], 1);
+	pg_atomic_fetch_add_u32(&shared->counts[filter.slot].keys, 1);
 	return true;
 }
 
@@ -431,7 +466,8 @@ add_entry(PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId xid, b
 
 /* Remember a key this transaction added, to write it down at PREPARE. */
 static void
-remember_key(const char *name, TlbfHash hash, TlbfTime at, TransactionId xid, bool stored)
+remember_key(PendingFilter filter, const char *name, TlbfHash hash, TlbfTime at,
+			 TransactionId xid, bool stored)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 	MyKey	   *mine = palloc0(sizeof(MyKey));
@@ -443,6 +479,28 @@ remember_key(const char *name, TlbfHash hash, TlbfTime at, TransactionId xid, bo
 	mine->stored = stored;
 	my_keys = lappend(my_keys, mine);
 	keys_held++;
+	if (!stored)
+	{
+		UnconfirmedId id;
+		UnconfirmedKey *entry;
+
+		if (unconfirmed == NULL)
+		{
+			HASHCTL		info;
+
+			info.keysize = sizeof(UnconfirmedId);
+			info.entrysize = sizeof(UnconfirmedKey);
+			info.hcxt = TopTransactionContext;
+			unconfirmed = hash_create("tlbf keys to confirm", 256, &info,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		memset(&id, 0, sizeof(id));	/* hashed as bytes, padding included */
+		id.hash = hash;
+		id.filter.slot = filter.slot;	/* (not the padding) */
+		id.filter.generation = filter.generation;
+		entry = hash_search(unconfirmed, &id, HASH_ENTER, NULL);
+		entry->mine = mine;
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -484,7 +542,7 @@ tlbf_pending_claim(PendingFilter filter, const char *name, TlbfHash hash, TlbfTi
 	if (!put)
 		report_table_full();
 	if (found == PENDING_NONE)
-		remember_key(name, hash, at, xid, stored);
+		remember_key(filter, name, hash, at, xid, stored);
 	return found;
 }
 
@@ -503,7 +561,7 @@ tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash, Tlbf
 
 	check_share();
 	add_entry(filter, hash, at, xid, stored);
-	remember_key(name, hash, at, xid, stored);
+	remember_key(filter, name, hash, at, xid, stored);
 }
 
 /*
@@ -533,28 +591,55 @@ tlbf_pending_confirm(PendingFilter filter, TlbfHash hash)
 		}
 	}
 	LWLockRelease(&locks[p].lock);
-	if (found)
+	if (found && unconfirmed != NULL)
 	{
-		ListCell   *cell;
+		UnconfirmedId id;
+		UnconfirmedKey *entry;
 
-		foreach(cell, my_keys)
+		memset(&id, 0, sizeof(id));
+		id.hash = hash;
+		id.filter.slot = filter.slot;	/* (not the padding) */
+		id.filter.generation = filter.generation;
+		entry = hash_search(unconfirmed, &id, HASH_FIND, NULL);
+		if (entry != NULL)
 		{
-			MyKey	   *mine = lfirst(cell);
-
-			if (!mine->stored && mine->hash.a == hash.a && mine->hash.b == hash.b)
-				mine->stored = true;
+			entry->mine->stored = true;
+			(void) hash_search(unconfirmed, &id, HASH_REMOVE, NULL);
 		}
 	}
 	return found;
 }
 
-/* About how many keys wait for the filter (to decide when to fold). */
+/* About how many keys wait for the filter. */
 int
 tlbf_pending_count(PendingFilter filter)
 {
 	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters)
 		return 0;
-	return (int) pg_atomic_read_u32(&shared->counts[filter.slot]);
+	return (int) pg_atomic_read_u32(&shared->counts[filter.slot].keys);
+}
+
+/*
+ * Is a fold of the filter due: have 'keys' keys come since the last fold?
+ * Counted from what the last fold left (keys of open transactions, which
+ * no fold can take): else each key a long transaction adds would start a
+ * fold that scans the whole table for nothing.  Always, after a fold that
+ * stopped short: the filter is full, and each insertion fails until it
+ * has room again.
+ */
+bool
+tlbf_pending_fold_due(PendingFilter filter, int keys)
+{
+	uint32		now;
+	uint32		left;
+
+	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters)
+		return false;
+	if (pg_atomic_read_u32(&shared->counts[filter.slot].fold_stopped) != 0)
+		return true;
+	now = pg_atomic_read_u32(&shared->counts[filter.slot].keys);
+	left = pg_atomic_read_u32(&shared->counts[filter.slot].after_fold);
+	return now >= left + (uint32) keys;
 }
 
 /*
@@ -584,37 +669,56 @@ free_entry(PendingPart *part, int i)
 	}
 }
 
-/*
- * Fold the filter's keys whose transactions have ended: those committed
- * and stored go to 'fold' (into the filter's bits), the others are freed,
- * those of open transactions stay.  One pass, part by part, each under
- * its lock: a key is folded and freed in one step.  Keys are not folded in
- * the order they came: the filter takes a key older than its newest at its
- * newest time (insert.c), which keeps it longer, never shorter.  The
- * caller holds the filter exclusively, so no key of it comes meanwhile.
- * If 'fold' fails (returns false), it and the keys not yet seen stay, to
- * be folded later.  Returns the keys folded.
- */
-int
-tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
+/* A key of a committed transaction, to be folded. */
+typedef struct FoldKey
 {
-	int			folded = 0;
-	bool		failed = false;
+	TlbfHash	hash;
+	TlbfTime	at;
+	TransactionId xid;
+} FoldKey;
 
-	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters ||
-		pg_atomic_read_u32(&shared->counts[filter.slot]) == 0)
-		return 0;
-	for (int p = 0; p < PENDING_PARTITIONS && !failed; p++)
+static int
+by_time(const void *a, const void *b)
+{
+	TlbfTime	x = ((const FoldKey *) a)->at;
+	TlbfTime	y = ((const FoldKey *) b)->at;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+by_identity(const void *a, const void *b)
+{
+	const FoldKey *x = a;
+	const FoldKey *y = b;
+
+	if (x->hash.a != y->hash.a)
+		return x->hash.a < y->hash.a ? -1 : 1;
+	if (x->hash.b != y->hash.b)
+		return x->hash.b < y->hash.b ? -1 : 1;
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->xid < y->xid ? -1 : x->xid > y->xid;
+}
+
+/*
+ * Free the filter's keys that are folded ('folded' keys, sorted by
+ * by_identity) or whose transactions ended otherwise.
+ */
+static void
+free_ended(PendingFilter filter, const FoldKey *folded_keys, int folded)
+{
+	for (int p = 0; p < PENDING_PARTITIONS; p++)
 	{
 		PendingPart *part = part_of(p);
 		int			capacity = part_capacity();
 
-		CHECK_FOR_INTERRUPTS();
 		LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
 		for (int i = 0; i < capacity; i++)
 		{
 			PendingKey *k = &part->keys[i];
 			KeyFate		fate;
+			bool		gone;
 
 			if (k->state == PENDING_FREE || k->slot != filter.slot ||
 				k->generation != filter.generation)
@@ -622,23 +726,88 @@ tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
 			fate = k->ended != 0 ? (KeyFate) k->ended : fate_for_fold(k->xid);
 			if (fate == FATE_MINE || fate == FATE_OPEN)
 				continue;
-			if (fate == FATE_COMMITTED && k->state == PENDING_STORED_ROW)
+			gone = fate == FATE_ROLLED_BACK || k->state != PENDING_STORED_ROW;
+			if (!gone)
 			{
-				TlbfHash	hash = {k->a, k->b};
+				FoldKey		me = {{k->a, k->b}, k->at, k->xid};
 
-				if (!fold(arg, hash, k->at))
-				{
-					failed = true;
-					break;
-				}
-				folded++;
+				gone = bsearch(&me, folded_keys, folded, sizeof(FoldKey), by_identity) != NULL;
 			}
+			if (!gone)
+				continue;
 			free_entry(part, i);
-			pg_atomic_fetch_sub_u32(&shared->counts[filter.slot], 1);
+			pg_atomic_fetch_sub_u32(&shared->counts[filter.slot].keys, 1);
 			i--;				/* an entry may have moved into i */
 		}
 		LWLockRelease(&locks[p].lock);
 	}
+}
+
+/*
+ * Fold the filter's keys whose transactions have ended: those committed
+ * and stored go to 'fold' (into the filter's bits), oldest first, as
+ * their rows came (the filter sizes its slices by the rate keys come at:
+ * thousands of keys at one time would read as a burst); the others are
+ * freed; those of open transactions stay.
+ * The caller holds the filter exclusively, so no key of it comes or goes
+ * meanwhile.  If 'fold' fails (returns false), it and the keys after it
+ * stay, to be folded later.  Returns the keys folded.
+ */
+int
+tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg)
+{
+	FoldKey    *keys;
+	int			nkeys = 0;
+	int			folded = 0;
+	int			most;
+
+	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters)
+		return 0;
+	if (pg_atomic_read_u32(&shared->counts[filter.slot].keys) == 0)
+	{
+		pg_atomic_write_u32(&shared->counts[filter.slot].fold_stopped, 0);
+		return 0;
+	}
+	most = Min((int) pg_atomic_read_u32(&shared->counts[filter.slot].keys),
+			   part_capacity() * PENDING_PARTITIONS);
+	keys = palloc(Max(most, 1) * sizeof(FoldKey));
+	for (int p = 0; p < PENDING_PARTITIONS && nkeys < most; p++)
+	{
+		PendingPart *part = part_of(p);
+		int			capacity = part_capacity();
+
+		LWLockAcquire(&locks[p].lock, LW_SHARED);
+		for (int i = 0; i < capacity && nkeys < most; i++)
+		{
+			const PendingKey *k = &part->keys[i];
+
+			if (k->state == PENDING_STORED_ROW && k->slot == filter.slot &&
+				k->generation == filter.generation &&
+				(k->ended != 0 ? (KeyFate) k->ended : fate_for_fold(k->xid)) == FATE_COMMITTED)
+			{
+				keys[nkeys].hash.a = k->a;
+				keys[nkeys].hash.b = k->b;
+				keys[nkeys].at = k->at;
+				keys[nkeys].xid = k->xid;
+				nkeys++;
+			}
+		}
+		LWLockRelease(&locks[p].lock);
+	}
+	qsort(keys, nkeys, sizeof(FoldKey), by_time);
+	while (folded < nkeys)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!fold(arg, keys[folded].hash, keys[folded].at))
+			break;
+		folded++;
+	}
+	qsort(keys, folded, sizeof(FoldKey), by_identity);
+	free_ended(filter, keys, folded);
+	pfree(keys);
+	pg_atomic_write_u32(&shared->counts[filter.slot].after_fold,
+						pg_atomic_read_u32(&shared->counts[filter.slot].keys));
+	pg_atomic_write_u32(&shared->counts[filter.slot].fold_stopped, folded < nkeys);
 	return folded;
 }
 
@@ -662,11 +831,13 @@ tlbf_pending_forget(PendingFilter filter)
 				k->generation != filter.generation)
 				continue;
 			free_entry(part, i);
-			pg_atomic_fetch_sub_u32(&shared->counts[filter.slot], 1);
+			pg_atomic_fetch_sub_u32(&shared->counts[filter.slot].keys, 1);
 			i--;
 		}
 		LWLockRelease(&locks[p].lock);
 	}
+	pg_atomic_write_u32(&shared->counts[filter.slot].after_fold, 0);
+	pg_atomic_write_u32(&shared->counts[filter.slot].fold_stopped, 0);
 }
 
 /* pg_tlbf/pending/<database>_<xid>: a prepared transaction's keys there. */

@@ -25,6 +25,7 @@ extern PendingFound tlbf_pending_claim(PendingFilter filter, const char *name, T
 									   TlbfTime *found_at);
 extern bool tlbf_pending_confirm(PendingFilter filter, TlbfHash hash);
 extern int	tlbf_pending_count(PendingFilter filter);
+extern bool tlbf_pending_fold_due(PendingFilter filter, int keys);
 
 /* what tlbf_pending_fold does with each key of a committed transaction */
 typedef bool (*PendingFoldFn) (void *arg, TlbfHash hash, TlbfTime at);

@@ -472,11 +472,10 @@ fold_one(void *arg, TlbfHash hash, TlbfTime at)
 	status = tlbf_insert(&into->ref->filter, &into->memory, hash, at);
 	if (status != TLBF_OK && into->drop_oldest)
 	{
-		TlbfMemory	fixed = into->memory;
+		TlbfMemory	dropping = into->memory;
 
-		fixed.resize = NULL;
-		fixed.max_bytes = fixed.allocated;
-		status = tlbf_insert(&into->ref->filter, &fixed, hash, at);
+		dropping.keep_live = false;
+		status = tlbf_insert(&into->ref->filter, &dropping, hash, at);
 	}
 	into->status = status;
 	return status == TLBF_OK;
@@ -740,9 +739,10 @@ no_more_room(TlbfMemory *memory, void *buffer, size_t size)
 
 /*
  * Memory for the core to insert into the filter 'ref' holds exclusively:
- * its region, which it never leaves (NULL from resize: the core then
- * changes nothing; the caller who wants the oldest slices dropped instead
- * unsets resize and caps max_bytes at the region).
+ * its region, which it never leaves and which caps its size.  The core
+ * keeps every live slice (an insertion that would need one dropped fails,
+ * changing nothing) unless the caller, who wants the oldest slices dropped
+ * instead, unsets keep_live.
  */
 void
 tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory)
@@ -750,7 +750,8 @@ tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory)
 	memory->resize = no_more_room;
 	memory->context = ref;
 	memory->allocated = tlbf_directory_region(ref);
-	memory->max_bytes = tlbf_directory_max_region();
+	memory->max_bytes = memory->allocated;
+	memory->keep_live = true;
 }
 
 /* The open filter changed (held exclusively): the snapshot worker saves it. */
@@ -814,7 +815,7 @@ tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash)
 bool
 tlbf_store_fold_due(const SharedFilterRef *ref)
 {
-	return tlbf_pending_count(pending_id(ref)) >= Max(1024, tlbf_max_pending_keys / 16);
+	return tlbf_pending_fold_due(pending_id(ref), Max(1024, tlbf_max_pending_keys / 16));
 }
 
 /*

@@ -35,6 +35,7 @@ heap_filter(const TlbfParams *params, TlbfMemory *memory)
 	memory->context = NULL;
 	memory->allocated = sizeof(Tlbf);
 	memory->max_bytes = SIZE_MAX;
+	memory->keep_live = false;
 	return f;
 }
 

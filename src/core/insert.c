@@ -135,10 +135,24 @@ free_hash_index(const Tlbf *f)
 	return j;
 }
 
+/* The keys the live slices hold, counted once per generation they came in. */
+static double
+live_items(const Tlbf *f, TlbfTime now)
+{
+	const TlbfSlice *s = tlbf_slices(f);
+	double		load = 0.0;
+
+	for (uint32_t i = 0; i < f->nslices; i++)
+		if (!tlbf_is_expired(&s[i], now, f->span))
+			load += tlbf_slice_load(&s[i]);
+	return load / f->k;
+}
+
 /*
  * End the generation: add a new slice 0 sized for the observed rate, drop
  * expired slices from the old end, and drop live ones too (counting them in
- * 'truncated') only if the size cap leaves no other way.  Near the cap, the
+ * 'truncated') only if the size cap leaves no other way and the caller
+ * allows it (else TLBF_OVER_LIMIT, the filter unchanged).  Near the cap, the
  * new slice first gives up growing (it may be as small as the current
  * newest slice): a rate guessed from a burst must not push live keys out.
  */
@@ -164,11 +178,23 @@ shift(Tlbf **fp, TlbfMemory *memory, TlbfTime now)
 
 	fit = room_for_slice(memory->max_bytes, keep + 1, kept_words);
 	if (words > fit)
+	{
+		/*
+		 * A filter that may drop no live slice gives up growing only while
+		 * it holds fewer keys than it was made for: a burst at one instant
+		 * reads as a rate without bound, and must not make it refuse keys
+		 * it has room for; past its capacity, it is full.
+		 */
+		if (memory->keep_live && live_items(f, now) >= (double) f->capacity)
+			return TLBF_OVER_LIMIT;
 		words = fit > s[0].nwords ? fit : s[0].nwords;
+	}
 
 	while (keep > (uint32_t) f->k - 1 &&
 		   room_for_slice(memory->max_bytes, keep + 1, kept_words) < words)
 	{
+		if (memory->keep_live)
+			return TLBF_OVER_LIMIT;
 		keep--;
 		dropped_live++;
 		kept_words = s[keep].offset;

@@ -76,6 +76,8 @@ typedef struct TlbfMemory
 	size_t		allocated;		/* usable bytes at the buffer */
 	size_t		max_bytes;		/* the size cap; slices are dropped to stay
 								 * under it */
+	bool		keep_live;		/* drop no live slice for the cap: fail with
+								 * TLBF_OVER_LIMIT instead */
 } TlbfMemory;
 
 typedef enum TlbfStatus

@@ -73,6 +73,7 @@ fuzz_memory_init(FuzzMemory *m, size_t allocated, size_t max_bytes,
 	m->memory.context = NULL;
 	m->memory.allocated = allocated;
 	m->memory.max_bytes = max_bytes;
+	m->memory.keep_live = false;
 	m->capacity = allocated;
 	m->fail_mask = fail_mask;
 	m->requests = 0;

@@ -282,6 +282,53 @@ test_size_cap(void **state)
 	tf_free(&t);
 }
 
+/*
+ * A burst at one instant (a transaction's keys, all at its start) under a
+ * fixed size cap, as a shared filter's region.  The filter holds its
+ * capacity's worth of keys at one instant, without dropping a live slice; when it is full and may drop none (keep_live), an insertion
+ * fails and changes nothing.
+ */
+static void
+test_burst_under_cap(void **state)
+{
+	TestFilter	t;
+	uint64_t	key = 0;
+	uint64_t	held;
+	long		absent = 0;
+	TlbfStatus	status = TLBF_OK;
+
+	tf_create(&t, SPAN, 0.001, 200000);
+	t.memory.max_bytes = 3000000;	/* about what a shared filter's region gets */
+	t.memory.keep_live = true;
+	for (; key < 200000; key++)
+		assert_int_equal(tlbf_insert(&t.f, &t.memory, key_hash(key), START), TLBF_OK);
+	while (status == TLBF_OK && key < 10000000)
+	{
+		status = tlbf_insert(&t.f, &t.memory, key_hash(key), START);
+		if (status == TLBF_OK)
+			key++;
+	}
+	held = key;
+	print_message("one instant, a cap of 3,000,000 bytes: %lu keys held, %zu bytes, %u slices\n",
+				  (unsigned long) held, tlbf_size(t.f), t.f->nslices);
+	assert_int_equal(status, TLBF_OVER_LIMIT);
+	assert_true(held >= 200000);
+	assert_true(tlbf_size(t.f) <= 3000000);
+	assert_int_equal(t.f->truncated, 0);
+	assert_int_equal(t.f->inserted, held);
+	for (uint64_t k = 0; k < held; k++)
+		absent += !tlbf_query(t.f, key_hash(k), START, SPAN);
+	assert_int_equal(absent, 0);
+
+	/* allowed to drop live slices, it takes every key, and says it dropped */
+	t.memory.keep_live = false;
+	for (int i = 0; i < 1000000 && t.f->truncated == 0; i++)
+		assert_int_equal(tlbf_insert(&t.f, &t.memory, key_hash(key++), START), TLBF_OK);
+	assert_true(t.f->truncated > 0);
+	assert_true(tlbf_size(t.f) <= 3000000);
+	tf_free(&t);
+}
+
 static Tlbf *
 merged(const Tlbf *a, const Tlbf *b)
 {
@@ -562,6 +609,7 @@ main(void)
 		cmocka_unit_test(test_older_times_are_clamped),
 		cmocka_unit_test(test_retire_keeps_answers),
 		cmocka_unit_test(test_size_cap),
+		cmocka_unit_test(test_burst_under_cap),
 		cmocka_unit_test(test_union_no_false_negatives),
 		cmocka_unit_test(test_union_then_insert),
 		cmocka_unit_test(test_union_of_many),
