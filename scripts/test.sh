@@ -6,32 +6,55 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's time, printed as it ends and again at the end (CI has a time
+# budget: docs/tests.md says where it goes).
+timings=""
+started=$SECONDS
+step_title=""
+step_start=$SECONDS
+step() {
+    step_done
+    step_title=$1
+    step_start=$SECONDS
+    echo "== $1"
+}
+step_done() {
+    if [ -n "$step_title" ]; then
+        local took=$((SECONDS - step_start))
+        echo "   (${took} s)"
+        timings+=$(printf '%5d s  %s' "$took" "$step_title")$'\n'
+    fi
+    step_title=""
+}
+
+step "what is missing is installed"
 scripts/deps.sh
 
-echo "== META.json, LICENSE and the changelogs against tlbf.control"
+step "META.json, LICENSE and the changelogs against tlbf.control"
 scripts/test_meta.sh
 
-echo "== the layers of docs/server.md: the SQL functions reach shared memory through the store"
+step "the layers of docs/server.md: the SQL functions reach shared memory through the store"
 scripts/check_layers.sh
 
+step "build and install"
 scripts/build.sh
 
-echo "== the build compiles again for another PostgreSQL or a changed header"
+step "the build compiles again for another PostgreSQL or a changed header"
 scripts/test_rebuild.sh
 
-echo "== C unit tests of the core"
+step "C unit tests of the core"
 make -s unit-run
 
-echo "== the same, core built with AddressSanitizer and UndefinedBehaviorSanitizer"
+step "the same, core built with AddressSanitizer and UndefinedBehaviorSanitizer"
 make -s unit-sanitized
 
-echo "== SQL regression tests (pg_regress; library not preloaded)"
+step "SQL regression tests (pg_regress; library not preloaded)"
 if ! scripts/cluster.sh make -s installcheck; then
     [ -f regression.diffs ] && cat regression.diffs
     exit 1
 fi
 
-echo "== tests that need the preloaded library (pg_regress and isolation; worker off)"
+step "tests that need the preloaded library (pg_regress and isolation; worker off)"
 if ! make -s installcheck-preload; then
     for f in output_preload/regression.diffs output_iso/regression.diffs; do
         [ -f "$f" ] && cat "$f"
@@ -39,22 +62,25 @@ if ! make -s installcheck-preload; then
     exit 1
 fi
 
-echo "== every document's SQL examples (each in a new database) and links"
+step "every document's SQL examples (each in a new database) and links"
 scripts/cluster.sh --preload /usr/bin/python3 scripts/test_docs.py
 
-echo "== fuzz targets of the core: saved crashing inputs, then a short run"
+step "fuzz targets of the core: saved crashing inputs, then a short run"
 scripts/fuzz.sh --smoke
 
-echo "== evaluation harness, smoke run"
+step "evaluation harness, smoke run"
 scripts/eval.sh --smoke
 
-echo "== TAP tests (multi-node, worker, shared filters, dump and restore, load, server-side security)"
+step "TAP tests (multi-node, worker, shared filters, dump and restore, load, server-side security)"
 # (the one heavy TAP test, a 505 MB value through text, runs here only)
-TLBF_LARGE_VALUES=1 scripts/as_test_user.sh make -s tap
+# two at a time (each starts its own clusters on free ports), timed
+TLBF_LARGE_VALUES=1 scripts/as_test_user.sh make -s tap PROVE_FLAGS="--timer -j2"
 
 # Last: installing the package replaces the files of the source build that
 # every test above used.  The test puts them back when it removes the
 # package, but even if that failed, no other test would have seen them.
-echo "== Debian package: built, installed with apt, checked in fresh clusters, removed"
+step "Debian package: built, installed with apt, checked in fresh clusters, removed"
 scripts/test_deb.sh
-echo "== all tests passed"
+step_done
+printf '%s' "$timings"
+echo "== all tests passed in $((SECONDS - started)) s"
