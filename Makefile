@@ -123,7 +123,7 @@ pg-config:
 
 # --- the pure-C core, built alone -------------------------------------------
 CORE_HEADERS = $(wildcard src/core/*.h)
-UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Isrc/core -Itest
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -Isrc/core -Itest
 UNIT_TESTS = $(patsubst test/unit/%.c,build/unit/%,$(wildcard test/unit/test_*.c))
 
 build/unit/%: test/unit/%.c $(CORE_SRCS) $(CORE_HEADERS) $(wildcard test/unit/*.h) test/heap_memory.h test/edge_values.h

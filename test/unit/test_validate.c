@@ -198,7 +198,7 @@ static void
 insert_checked(const Tlbf *f, TlbfTime at, size_t max_bytes)
 {
 	Tlbf	   *copy = clone(f);
-	TlbfMemory	memory = {heap_resize, NULL, tlbf_size(f), max_bytes};
+	TlbfMemory	memory = {heap_resize, NULL, tlbf_size(f), max_bytes, false};
 
 	for (uint64_t key = 1; key <= 3; key++)
 	{
@@ -347,7 +347,7 @@ test_random_damage(void **state)
 	for (int trial = 0; trial < 200000; trial++)
 	{
 		Tlbf	   *f = malloc(size);
-		TlbfMemory	memory = {heap_resize, NULL, size, 1 << 20};
+		TlbfMemory	memory = {heap_resize, NULL, size, 1 << 20, false};
 		int			flips = 1 + (int) (rng_next(&rng) % 4);
 
 		memcpy(f, original, size);
