@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make matrix: build tlbf and run its tests against several PostgreSQL
-# versions, one after another.
+# versions, two at a time (MATRIX_JOBS).
 #
 #   scripts/matrix.sh                    every PostgreSQL at hand: the upstream
 #                                        trees of $MATRIX_TARBALLS (default
@@ -20,8 +20,10 @@
 #   install    into the private copy, after removing any earlier tlbf there
 #   regress    make installcheck on a throwaway cluster (library not preloaded)
 #   preload    make installcheck-preload (REGRESS_PRELOAD and isolation)
-#   tap        make tap, as the postgres user when run as root
-# and once, after every version, citus: scripts/citus.sh, the Citus tests
+#   tap        make tap, as the postgres user when run as root: every test
+#              on a server with assertions, a subset elsewhere
+#              (MATRIX_TAP_TESTS; MATRIX_TAP_ALL=1 runs all of them)
+# and once, beside the versions, citus: scripts/citus.sh, the Citus tests
 # (test/citus) on 15 and 17.2, each in a copy with Citus built in.
 # MATRIX_STEPS chooses among regress, preload, tap and citus (default: all
 # four; build and install always run).  A failed step does not stop the others
@@ -144,11 +146,23 @@ done | sort -n -s -k1,1 | cut -f2)
 # --- per version ---------------------------------------------------------------
 logs=$repo/build/matrix
 mkdir -p "$logs"
-summary=()
-failed=0
-rm -f "$logs/failures"
+rm -rf "$logs"/*/ "$logs"/citus.*
 
-# run LOGFILE command...: the step's output goes to its log
+# TAP tests: all of them where the server has assertions (17.2 here; make
+# test runs all of them on Debian's 15), elsewhere those that reach what
+# differs between server versions (docs/tests.md, "The version matrix").
+tap_some=${MATRIX_TAP_TESTS-test/t/002_worker.pl test/t/003_shared.pl test/t/004_dump_restore.pl
+    test/t/010_security.pl test/t/013_shared_lifecycle.pl test/t/014_standby.pl
+    test/t/027_key_types.pl test/t/028_dedup_prepared_crash.pl}
+tap_all=${MATRIX_TAP_ALL:-0}
+
+# Was this server built with assertions (--enable-cassert)?
+has_assertions() {
+    [[ $("$1" --configure) == *--enable-cassert* ]]
+}
+
+# run NAME LOGFILE command...: the step's output goes to its log, a line
+# saying how it went to stdout (the version's report)
 step() {
     local name=$1 log=$2 t0 rc=0
     shift 2
@@ -160,7 +174,7 @@ step() {
     else
         printf '   %-8s FAILED  %4ss  (%s)\n' "$name" "$step_time" "$log"
         tail -n 40 "$log" | sed 's/^/      | /'
-        { echo "$label $name:"; failure_lines "$log" | sed 's/^/    /'; } >>"$logs/failures"
+        { echo "$label $name:"; failure_lines "$log" | sed 's/^/    /'; } >>"$failures"
     fi
     return $rc
 }
@@ -173,16 +187,22 @@ failure_lines() {
             -e ' FAILED|^not ok|failed \(ignored\)|tests? failed|error:|Error [0-9]' "$1" | head -n 20 || true
 }
 
-for pg_config in "${configs[@]}"; do
+# Test one version in a fresh copy of the tree (no objects of another
+# version, no results).  Its report goes to $logs/<version>/report, its
+# line of the summary to .../summary, what failed to .../failures.
+test_version() {
+    local pg_config=$1 version out t0 work status tap_tests
     version=$("$pg_config" --version | sed 's/^PostgreSQL //')
     label=${version%% *}
     out=$logs/$label
-    rm -rf "$out"
+    failures=$out/failures
     mkdir -p "$out"
-    echo "== PostgreSQL $version ($pg_config)"
     t0=$(date +%s)
+    tap_tests=""
+    if [ "$tap_all" != 1 ] && ! has_assertions "$pg_config"; then
+        tap_tests=$tap_some
+    fi
 
-    # a fresh copy of the tree: no objects of another version, no results
     work=$(mktemp -d /tmp/tlbf-matrix.XXXXXX)
     tar --exclude=./build --exclude=./results --exclude=./tmp_check --exclude=./output_iso \
         --exclude=./output_preload --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
@@ -191,6 +211,7 @@ for pg_config in "${configs[@]}"; do
     status=0
     (
         cd "$work"
+        echo "== PostgreSQL $version ($pg_config)"
         export PG_CONFIG=$pg_config
         export LD_LIBRARY_PATH="$("$pg_config" --libdir)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
         step build "$out/build.log" make -j"$(nproc)" COPT="$copt" || exit 64
@@ -216,13 +237,19 @@ for pg_config in "${configs[@]}"; do
             rc=$((rc | 16))
         fi
         if [[ $steps == *" tap "* ]]; then
-            step tap "$out/tap.log" scripts/as_test_user.sh make tap || rc=$((rc | 4))
+            if [ -n "$tap_tests" ]; then
+                echo "   (TAP: $(echo $tap_tests | wc -w) of $(ls test/t/*.pl | wc -l) tests, MATRIX_TAP_ALL=1 for all)"
+                step tap "$out/tap.log" scripts/as_test_user.sh make tap PROVE_FLAGS=--timer \
+                    PROVE_TESTS="$(echo $tap_tests)" || rc=$((rc | 4))
+            else
+                step tap "$out/tap.log" scripts/as_test_user.sh make tap PROVE_FLAGS=--timer || rc=$((rc | 4))
+            fi
             if [ -d tmp_check/log ]; then cp -r tmp_check/log "$out/tap-logs"; fi
         else
             rc=$((rc | 32))
         fi
         exit $rc
-    ) || status=$?
+    ) >"$out/report" 2>&1 || status=$?
     rm -rf "$work"
     case $status in
         64) results=(FAILED - - - -) ;;
@@ -235,37 +262,81 @@ for pg_config in "${configs[@]}"; do
                else results+=(ok); fi
            done ;;
     esac
-    (( status & 7 || status >= 64 )) && failed=1
-    summary+=("$(printf '%-12s %-7s %-7s %-7s %-7s %-7s %5ss' "$label" "${results[@]}" $(( $(date +%s) - t0 )))")
-done
+    printf '%-12s %-7s %-7s %-7s %-7s %-7s %5ss\n' "$label" "${results[@]}" $(( $(date +%s) - t0 )) \
+        >"$out/summary"
+    cat "$out/report"
+    (( status & 7 || status >= 64 )) && return 1
+    return 0
+}
 
-# The Citus tests, on PostgreSQL 15 (Citus 13.2.2) and 17.2 (Citus 14.0.1),
-# unless MATRIX_STEPS leaves them out; without ../shared/citus they say
-# they were skipped.
-citus_result=-
-if [[ $steps == *" citus "* ]]; then
-    echo "== Citus"
-    if MATRIX_CACHE=$cache step citus "$logs/citus.log" scripts/citus.sh; then
-        citus_result=ok
+# The Citus tests, on PostgreSQL 15 (Citus 13.2.2) and 17.2 (Citus 14.0.1);
+# without ../shared/citus they say they were skipped.
+test_citus() {
+    label=citus
+    failures=$logs/citus.failures
+    local result
+    if MATRIX_CACHE=$cache step citus "$logs/citus.log" scripts/citus.sh >"$logs/citus.report"; then
+        result=ok
         # a run without the kit passes, but must not read as tested
         if grep -q 'SKIPPED' "$logs/citus.log"; then
-            citus_result="SKIPPED (see above)"
+            result="SKIPPED (see above)"
         fi
-        grep -E 'SKIPPED|^== ' "$logs/citus.log" | sed 's/^/   /' || true
+        grep -E 'SKIPPED|^== ' "$logs/citus.log" | sed 's/^/   /' >>"$logs/citus.report" || true
     else
-        citus_result=FAILED
-        failed=1
+        result=FAILED
     fi
-fi
+    echo "$result" >"$logs/citus.result"
+    { echo "== Citus"; cat "$logs/citus.report"; }
+    [ "$result" != FAILED ]
+}
+
+# MATRIX_JOBS at a time (default 2: most of a test's time is spent waiting
+# for servers, so two keep two cores busy), the longest first: Citus (it
+# builds Citus the first time), then servers with assertions.
+jobs=${MATRIX_JOBS:-2}
+ordered=()
+for c in "${configs[@]}"; do
+    if has_assertions "$c"; then ordered+=("$c"); fi
+done
+for c in "${configs[@]}"; do
+    if ! has_assertions "$c"; then ordered+=("$c"); fi
+done
+tasks=()
+[[ $steps == *" citus "* ]] && tasks+=(citus)
+tasks+=("${ordered[@]}")
+
+failed=0
+running=0
+for task in "${tasks[@]}"; do
+    while [ "$running" -ge "$jobs" ]; do
+        wait -n || failed=1
+        running=$((running - 1))
+    done
+    if [ "$task" = citus ]; then
+        test_citus &
+    else
+        test_version "$task" &
+    fi
+    running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+    wait -n || failed=1
+    running=$((running - 1))
+done
 
 echo
-echo "== matrix: $(date -u +%Y-%m-%d), ${#configs[@]} versions, $(( $(date +%s) - started ))s in all"
+echo "== matrix: $(date -u +%Y-%m-%d), ${#configs[@]} versions, $jobs at a time, $(( $(date +%s) - started ))s in all"
 printf '%-12s %-7s %-7s %-7s %-7s %-7s %6s\n' version build install regress preload tap time
-printf '%s\n' "${summary[@]}"
-echo "citus (15 and 17.2, coordinator and two workers): $citus_result"
-if [ -s "$logs/failures" ]; then
+for c in "${configs[@]}"; do
+    label=$("$c" --version | sed 's/^PostgreSQL //; s/ .*//')
+    cat "$logs/$label/summary"
+done
+if [[ $steps == *" citus "* ]]; then
+    echo "citus (15 and 17.2, coordinator and two workers): $(cat "$logs/citus.result")"
+fi
+if cat "$logs"/*/failures "$logs/citus.failures" 2>/dev/null | grep -q .; then
     echo "what failed:"
-    cat "$logs/failures"
+    cat "$logs"/*/failures "$logs/citus.failures" 2>/dev/null
 fi
 echo "(logs in $logs)"
 exit $failed
