@@ -42,11 +42,18 @@ scripts/build.sh
 step "the build compiles again for another PostgreSQL or a changed header"
 scripts/test_rebuild.sh
 
-step "C unit tests of the core"
-make -s unit-run
-
-step "the same, core built with AddressSanitizer and UndefinedBehaviorSanitizer"
-make -s unit-sanitized
+# The core's unit tests use one core and no server: they run beside the SQL
+# tests, which mostly wait for their servers; their output follows those.
+mkdir -p build
+unit_log=build/unit-tests.log
+(
+    echo "== C unit tests of the core"
+    make -s unit-run
+    echo "== the same, core built with AddressSanitizer and UndefinedBehaviorSanitizer"
+    make -s unit-sanitized
+) >"$unit_log" 2>&1 &
+unit_pid=$!
+trap 'kill "$unit_pid" 2>/dev/null || true' EXIT
 
 step "SQL regression tests (pg_regress; library not preloaded)"
 if ! scripts/cluster.sh make -s installcheck; then
@@ -64,6 +71,15 @@ fi
 
 step "every document's SQL examples (each in a new database) and links"
 scripts/cluster.sh --preload /usr/bin/python3 scripts/test_docs.py
+
+step "C unit tests of the core, plain and sanitized (run beside the SQL tests)"
+unit_rc=0
+wait "$unit_pid" || unit_rc=$?
+cat "$unit_log"
+if [ "$unit_rc" -ne 0 ]; then
+    echo "the unit tests failed" >&2
+    exit 1
+fi
 
 step "fuzz targets of the core: saved crashing inputs, then a short run"
 scripts/fuzz.sh --smoke
