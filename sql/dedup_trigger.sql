@@ -184,6 +184,8 @@ SELECT 'pairs_v1', format_1(tlbf_shared_get('pairs')), 1048576, now();
 SELECT tlbf_info(tlbf_shared_get('pairs_v1'))->'version' AS version,
        tlbf_shared_contains('pairs_v1', ROW(1, 42)) AS row_found,
        tlbf_shared_contains('pairs_v1', ROW(1, 43)) AS other_row;
+-- Its fields' text cannot be read as kinds it does not record: refused.
+SELECT outcome($$SELECT tlbf_shared_contains_fields('pairs_v1', '1', '42')$$);
 
 DROP TABLE signups, orders, payments, ads, clicks, burst, skus, pairs;
 DROP FUNCTION format_1(tlbf);

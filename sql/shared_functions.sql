@@ -71,6 +71,22 @@ SELECT count(*) AS stored FROM ad_clicks;
 SELECT tlbf_info(tlbf_shared_get('ad_clicks'))->'key_kinds' AS key_kinds;
 SELECT outcome($$SELECT tlbf_shared_contains('ad_clicks', 1)$$);
 SELECT outcome($$SELECT tlbf_shared_contains('ad_clicks', ROW(1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid))$$);
+-- The same key from a driver's untyped parameters: each field's text read
+-- as the filter's kind for it (ROW($1, $2) cannot take them).
+PREPARE fields_asked(unknown, unknown) AS SELECT tlbf_shared_contains_fields('ad_clicks', $1, $2);
+EXECUTE fields_asked('1', '42');
+EXECUTE fields_asked('1', '44');
+EXECUTE fields_asked('1', NULL);
+INSERT INTO ad_clicks (user_id, ad_id) VALUES (5, NULL);
+EXECUTE fields_asked('5', NULL);
+DEALLOCATE fields_asked;
+SELECT tlbf_shared_contains_fields('ad_clicks', '3', '42') AS seen,
+       tlbf_shared_contains_fields('ad_clicks', VARIADIC ARRAY['2', '42']) AS seen_as_array;
+SELECT outcome($$SELECT tlbf_shared_contains_fields('ad_clicks', '1', 'x')$$);
+SELECT outcome($$SELECT tlbf_shared_contains_fields('ad_clicks', '1')$$);
+SELECT outcome($$SELECT tlbf_shared_contains_fields('ad_clicks', VARIADIC '{}'::text[])$$);
+SELECT outcome($$SELECT tlbf_shared_contains_fields('ad_clicks', VARIADIC '{{1,42}}'::text[])$$);
+SELECT outcome($$SELECT tlbf_shared_contains_fields('ad_clicks', '1', '2', '3', '4', '5', '6', '7', '8', '9')$$);
 DROP TABLE ad_clicks;
 SELECT tlbf_shared_drop('ad_clicks');
 

@@ -52,3 +52,14 @@ GRANT EXECUTE ON FUNCTION tlbf_shared_create(text, interval, float8, bigint, big
 
 COMMENT ON FUNCTION tlbf_reject_recent() IS
     'BEFORE INSERT trigger (and AFTER INSERT, for INSERT ... ON CONFLICT): skip (or with ''error'', refuse) rows whose key a shared filter saw within its span, as a unique index would (with ''threshold=P'', only when the probability of that is at least P)';
+
+-- A key of several columns from a driver (1.5): ROW($1, $2) cannot take
+-- untyped parameters; the text of each field, read as the filter's kind
+-- for it (key_match.c), can.  At the transaction's start, as now().
+CREATE FUNCTION tlbf_shared_contains_fields(name text, VARIADIC fields text[])
+    RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tlbf_shared_contains_fields(text, text[]) IS
+    'as tlbf_shared_contains(name, ROW(...)), for a key of several columns given as untyped parameters';
+REVOKE EXECUTE ON FUNCTION tlbf_shared_contains_fields(text, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_contains_fields(text, text[]) TO tlbf_user;

@@ -840,6 +840,17 @@ GRANT EXECUTE ON FUNCTION tlbf_shared_add(text, text, timestamptz),
                           tlbf_shared_probability(text, text, timestamptz, interval, float8)
     TO tlbf_user;
 
+-- A key of several columns from a driver (1.5): ROW($1, $2) cannot take
+-- untyped parameters; the text of each field, read as the filter's kind
+-- for it (key_match.c), can.  At the transaction's start, as now().
+CREATE FUNCTION tlbf_shared_contains_fields(name text, VARIADIC fields text[])
+    RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tlbf_shared_contains_fields(text, text[]) IS
+    'as tlbf_shared_contains(name, ROW(...)), for a key of several columns given as untyped parameters';
+REVOKE EXECUTE ON FUNCTION tlbf_shared_contains_fields(text, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_contains_fields(text, text[]) TO tlbf_user;
+
 -- Citus clusters (1.4).  Each node has its own copy of the extension's SQL
 -- objects; a query sent to a node that runs another version can fail on
 -- what that version lacks.  tlbf_cluster_versions() asks every worker

@@ -53,7 +53,9 @@
 
 #include <math.h>
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
@@ -827,6 +829,51 @@ tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_key
 	return key_hash_for(call_site_matcher(fcinfo), tlbf_arg_type(fcinfo, argno),
 						PG_GET_COLLATION(), PG_GETARG_DATUM(argno), filter_keys,
 						holds_keys, adding, hash, basis);
+}
+
+/*
+ * The same for a key given as the text of each of its fields, as drivers
+ * send untyped parameters (tlbf_shared_contains_fields): each field is read
+ * as the kind the filter records for it, as a key of type text is.  A
+ * filter that records no kinds (written before 1.4) cannot say how to read
+ * them: refused rather than answered "absent".
+ */
+bool
+tlbf_key_text_fields_hash_shared(FunctionCallInfo fcinfo, ArrayType *fields,
+								 TlbfKeys filter_keys, bool holds_keys,
+								 TlbfHash *hash, TlbfKeys *basis)
+{
+	KeyMatcher *matcher = call_site_matcher(fcinfo);
+	KeyFields	key;
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_NDIM(fields) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("the fields of a tlbf key must be a one-dimensional array")));
+	deconstruct_array(fields, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &n);
+	if (n < 1 || n > TLBF_MAX_KEY_FIELDS)
+		ereport(ERROR,
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
+				 errmsg("a tlbf key has 1 to %d fields, not %d", TLBF_MAX_KEY_FIELDS, n)));
+	if (filter_keys.fields == 0 && holds_keys)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the shared tlbf filter does not record the kinds of its keys"),
+				 errdetail("It was written before version 1.4, so text cannot be read as its keys' types."),
+				 errhint("Pass the key with its types, as ROW($1::int, $2::bigint).")));
+	key.n = n;
+	for (int i = 0; i < n; i++)
+	{
+		key.types[i] = TEXTOID;
+		key.collations[i] = OidIsValid(PG_GET_COLLATION()) ? PG_GET_COLLATION() : DEFAULT_COLLATION_OID;
+		key.values[i] = values[i];
+		key.nulls[i] = nulls[i];
+	}
+	*basis = tlbf_key_basis(matcher, &key, filter_keys, holds_keys);
+	return tlbf_key_hash(matcher, &key, *basis, false, hash);
 }
 
 /*

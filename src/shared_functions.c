@@ -14,6 +14,7 @@
  */
 #include "shared_functions.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -29,6 +30,7 @@ PG_FUNCTION_INFO_V1(tlbf_shared_drop);
 PG_FUNCTION_INFO_V1(tlbf_shared_adopt);
 PG_FUNCTION_INFO_V1(tlbf_shared_add);
 PG_FUNCTION_INFO_V1(tlbf_shared_contains);
+PG_FUNCTION_INFO_V1(tlbf_shared_contains_fields);
 PG_FUNCTION_INFO_V1(tlbf_shared_get);
 PG_FUNCTION_INFO_V1(tlbf_shared_list);
 PG_FUNCTION_INFO_V1(tlbf_shared_rebuild);
@@ -527,11 +529,12 @@ close_after_reading(SharedFilterRef *ref, bool from_saved)
 
 /*
  * Open a filter to read it, with the hash of argument 1 as the filter
- * hashes its keys.  *possible is false if the item equals none of them.
+ * hashes its keys (or of 'text_fields', a key given as its fields' text).
+ * *possible is false if the item equals none of them.
  */
 static Tlbf *
-open_with_key(FunctionCallInfo fcinfo, const char *name, SharedFilterRef *ref,
-			  bool *from_saved, TlbfHash *hash, bool *possible)
+open_with_key(FunctionCallInfo fcinfo, const char *name, ArrayType *text_fields,
+			  SharedFilterRef *ref, bool *from_saved, TlbfHash *hash, bool *possible)
 {
 	SharedKeyGuess *guess = call_site_guess(fcinfo, name);
 
@@ -540,8 +543,12 @@ open_with_key(FunctionCallInfo fcinfo, const char *name, SharedFilterRef *ref,
 		TlbfKeys	basis;
 		Tlbf	   *f;
 
-		*possible = tlbf_key_arg_hash_shared(fcinfo, 1, guess->keys, guess->holds_keys,
-											 false, hash, &basis);
+		if (text_fields != NULL)
+			*possible = tlbf_key_text_fields_hash_shared(fcinfo, text_fields, guess->keys,
+														 guess->holds_keys, hash, &basis);
+		else
+			*possible = tlbf_key_arg_hash_shared(fcinfo, 1, guess->keys, guess->holds_keys,
+												 false, hash, &basis);
 		f = open_for_reading(fcinfo, name, ref, from_saved);
 		if (hashed_as_filter(f, basis, guess))
 			return f;
@@ -580,7 +587,7 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 
 	/* (hashed before the filter's lock is taken: it may read the catalog) */
 	bool		as_fields = tlbf_key_arg_legacy_fields_hash(fcinfo, 1, 0, &fields);
-	Tlbf	   *f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
+	Tlbf	   *f = open_with_key(fcinfo, name, NULL, &ref, &from_saved, &hash, &possible);
 	TlbfTime	pending_at;
 	bool		found = possible &&
 		(tlbf_query(f, hash, at, f->span) ||
@@ -597,6 +604,32 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(found);
 }
 
+/*
+ * tlbf_shared_contains_fields(name, VARIADIC fields text[]): as
+ * tlbf_shared_contains(name, ROW(...)) at the transaction's start, for a key
+ * of several columns given as text: drivers send untyped parameters, which
+ * ROW($1, $2) cannot take.
+ */
+Datum
+tlbf_shared_contains_fields(PG_FUNCTION_ARGS)
+{
+	char	   *name = filter_name(fcinfo, 0);
+	ArrayType  *fields = PG_GETARG_ARRAYTYPE_P(1);
+	TlbfTime	at = tlbf_check_time(GetCurrentTransactionStartTimestamp());
+	TlbfHash	hash;
+	SharedFilterRef ref;
+	bool		from_saved;
+	bool		possible;
+	TlbfTime	pending_at;
+	Tlbf	   *f = open_with_key(fcinfo, name, fields, &ref, &from_saved, &hash, &possible);
+	bool		found = possible &&
+		(tlbf_query(f, hash, at, f->span) ||
+		 committed_pending(&ref, from_saved, hash, at, f->span, &pending_at));
+
+	close_after_reading(&ref, from_saved);
+	PG_RETURN_BOOL(found);
+}
+
 /* tlbf_shared_last_seen(name, item, at): as tlbf_last_seen. */
 Datum
 tlbf_shared_last_seen(PG_FUNCTION_ARGS)
@@ -607,7 +640,7 @@ tlbf_shared_last_seen(PG_FUNCTION_ARGS)
 	SharedFilterRef ref;
 	bool		from_saved;
 	bool		possible;
-	Tlbf	   *f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
+	Tlbf	   *f = open_with_key(fcinfo, name, NULL, &ref, &from_saved, &hash, &possible);
 	TlbfTime	lower,
 				upper;
 	TlbfTime	pending_at;
@@ -649,7 +682,7 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	name = filter_name(fcinfo, 0);
 	at = tlbf_time_arg(fcinfo, 2);
 	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
-	f = open_with_key(fcinfo, name, &ref, &from_saved, &hash, &possible);
+	f = open_with_key(fcinfo, name, NULL, &ref, &from_saved, &hash, &possible);
 	/* (an error releases the filter's locks with the transaction) */
 	window = tlbf_window_arg(fcinfo, 3, f);
 	if (possible && committed_pending(&ref, from_saved, hash, at, window, &pending_at))

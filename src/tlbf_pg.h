@@ -13,6 +13,7 @@
 
 #include "fmgr.h"
 #include "nodes/pg_list.h"
+#include "utils/array.h"
 #include "utils/timestamp.h"
 
 #include "core/tlbf.h"
@@ -161,6 +162,9 @@ extern bool tlbf_key_arg_legacy_fields_hash(FunctionCallInfo fcinfo, int argno, 
 extern bool tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno,
 									 TlbfKeys filter_keys, bool holds_keys, bool adding,
 									 TlbfHash *hash, TlbfKeys *basis);
+extern bool tlbf_key_text_fields_hash_shared(FunctionCallInfo fcinfo, ArrayType *fields,
+											 TlbfKeys filter_keys, bool holds_keys,
+											 TlbfHash *hash, TlbfKeys *basis);
 
 /* times.c */
 extern TlbfTime tlbf_check_time(TimestampTz at);

@@ -61,6 +61,10 @@ def run(conn, binary):
     check(f"{mode}: shared test-and-add", (first, again), (True, False))
     check(f"{mode}: shared contains", one("SELECT tlbf_shared_contains('driver', %s)",
                                           (f"{mode}-key",)), True)
+    # a key of two columns, as a two-column dedup trigger saw it
+    pair = "SELECT tlbf_shared_contains_fields('pairs', %s, %s)"
+    check(f"{mode}: two-column key from its fields", one(pair, ("7", "42")), True)
+    check(f"{mode}: another two-column key", one(pair, ("7", "43")), False)
     check(f"{mode}: probability", one("SELECT tlbf_probability(f, %s, prior => %s) > 0 "
                                       "FROM driver_filters WHERE name = %s",
                                       ("42", 0.5, "ints")), True)

@@ -27,6 +27,11 @@ $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION tlbf;
 	SELECT tlbf_shared_create('driver', '1 hour');
+	SELECT tlbf_shared_create('pairs', '1 hour');
+	CREATE TABLE pairs (user_id int, ad_id bigint);
+	CREATE TRIGGER dedup BEFORE INSERT ON pairs
+	    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('pairs', 'user_id', 'ad_id');
+	INSERT INTO pairs VALUES (7, 42);
 	CREATE TABLE driver_filters (name text PRIMARY KEY, f tlbf);
 	INSERT INTO driver_filters
 	SELECT 'ints', tlbf_agg(g, now(), '1 hour') FROM generate_series(1, 100) g
@@ -77,7 +82,13 @@ my ($first) = $shared->fetchrow_array;
 $shared->execute('driver', 'perl-key');
 my ($again) = $shared->fetchrow_array;
 is(($first ? 1 : 0) . ($again ? 1 : 0), '10', 'DBD::Pg: shared test-and-add');
-$_->finish for ($asked, $shared);
+# a key of two columns, as a two-column trigger saw it, from untyped parameters
+my $pair = $dbh->prepare("SELECT tlbf_shared_contains_fields('pairs', ?, ?)");
+$pair->execute('7', '42');
+is(($pair->fetchrow_array)[0] ? 1 : 0, 1, 'DBD::Pg: a two-column key found from its fields');
+$pair->execute('7', '43');
+is(($pair->fetchrow_array)[0] ? 1 : 0, 0, 'DBD::Pg: ... another one not');
+$_->finish for ($asked, $shared, $pair);
 $dbh->disconnect;
 
 $node->stop;
