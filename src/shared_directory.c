@@ -580,18 +580,33 @@ wake_watcher(void)
 		SetLatch(directory->watcher);
 }
 
-static void
-remember(bool created, int slot)
+/*
+ * A record of a create or drop for the end of the transaction, in the
+ * pending list already but not filled in (slot -1, skipped) until the
+ * change is made: allocated before the directory changes, so that running
+ * out of memory here leaves no slot taken or marked that nothing would
+ * give back before a restart.
+ */
+static PendingChange *
+new_pending_change(void)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-	PendingChange *change = palloc(sizeof(PendingChange));
+	PendingChange *change = palloc0(sizeof(PendingChange));
 
-	change->created = created;
-	change->slot = slot;
-	change->generation = directory->slots[slot].generation;
-	change->subxact = GetCurrentSubTransactionId();
+	change->slot = -1;
 	pending = lappend(pending, change);
 	MemoryContextSwitchTo(old);
+	return change;
+}
+
+/* Fill in 'change' once slot 'slot' is created or marked dropped. */
+static void
+remember(PendingChange *change, bool created, int slot)
+{
+	change->created = created;
+	change->generation = directory->slots[slot].generation;
+	change->subxact = GetCurrentSubTransactionId();
+	change->slot = slot;
 }
 
 /*
@@ -602,6 +617,7 @@ void
 tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
 {
 	TransactionId me = GetTopTransactionId();
+	PendingChange *change = new_pending_change();
 	int			slot;
 	int64		offset;
 
@@ -631,7 +647,7 @@ tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
 				 errhint("Drop unused filters, lower the filter's capacity, or raise tlbf.shared_memory and restart the server.")));
 
 	fill_slot(slot, name, (Size) offset, region, initial, me);
-	remember(true, slot);
+	remember(change, true, slot);
 	LWLockRelease(directory_lock());
 }
 
@@ -640,6 +656,7 @@ bool
 tlbf_directory_drop(const char *name)
 {
 	TransactionId me = GetTopTransactionId();
+	PendingChange *change = new_pending_change();
 	int			slot;
 	SharedSlot *s;
 
@@ -657,7 +674,7 @@ tlbf_directory_drop(const char *name)
 	if (TransactionIdIsValid(s->dropped_by))
 		elog(ERROR, "shared tlbf filter \"%s\" is being dropped by another transaction", name);
 	s->dropped_by = me;
-	remember(false, slot);
+	remember(change, false, slot);
 	LWLockRelease(directory_lock());
 	return true;
 }
@@ -679,8 +696,15 @@ apply_pending(bool commit, SubTransactionId subxact)
 	foreach(cell, pending)
 	{
 		PendingChange *change = lfirst(cell);
-		SharedSlot *s = &directory->slots[change->slot];
+		SharedSlot *s;
 
+		if (change->slot < 0)
+		{
+			/* never made (an error before it), or nothing to drop */
+			pfree(change);
+			continue;
+		}
+		s = &directory->slots[change->slot];
 		if (subxact != InvalidSubTransactionId && change->subxact != subxact)
 		{
 			kept = lappend(kept, change);
@@ -728,7 +752,8 @@ mark_drops_prepared(void)
 	ListCell   *cell;
 
 	foreach(cell, pending)
-		if (((PendingChange *) lfirst(cell))->created)
+		if (((PendingChange *) lfirst(cell))->slot >= 0 &&
+			((PendingChange *) lfirst(cell))->created)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("cannot prepare a transaction that created a shared tlbf filter")));
@@ -736,8 +761,11 @@ mark_drops_prepared(void)
 	foreach(cell, pending)
 	{
 		PendingChange *change = lfirst(cell);
-		SharedSlot *s = &directory->slots[change->slot];
+		SharedSlot *s;
 
+		if (change->slot < 0)
+			continue;
+		s = &directory->slots[change->slot];
 		if (s->in_use && s->generation == change->generation)
 			s->drop_prepared = true;
 	}
