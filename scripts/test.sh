@@ -42,18 +42,17 @@ scripts/build.sh
 step "the build compiles again for another PostgreSQL or a changed header"
 scripts/test_rebuild.sh
 
-# The core's unit tests use one core and no server: they run beside the SQL
-# tests, which mostly wait for their servers; their output follows those.
+# The core's unit tests need no server and use one core each, plain and
+# sanitized: both run beside the SQL tests, which mostly wait for their
+# servers; their output follows those.
 mkdir -p build
-unit_log=build/unit-tests.log
-(
-    echo "== C unit tests of the core"
-    make -s unit-run
-    echo "== the same, core built with AddressSanitizer and UndefinedBehaviorSanitizer"
-    make -s unit-sanitized
-) >"$unit_log" 2>&1 &
-unit_pid=$!
-trap 'kill "$unit_pid" 2>/dev/null || true' EXIT
+unit_pids=()
+(echo "== C unit tests of the core"; make -s unit-run) >build/unit-tests.log 2>&1 &
+unit_pids+=($!)
+(echo "== the same, core built with AddressSanitizer and UndefinedBehaviorSanitizer"
+ make -s unit-sanitized) >build/unit-tests-sanitized.log 2>&1 &
+unit_pids+=($!)
+trap 'kill "${unit_pids[@]}" 2>/dev/null || true' EXIT
 
 step "SQL regression tests (pg_regress; library not preloaded)"
 if ! scripts/cluster.sh make -s installcheck; then
@@ -74,8 +73,10 @@ scripts/cluster.sh --preload /usr/bin/python3 scripts/test_docs.py
 
 step "C unit tests of the core, plain and sanitized (run beside the SQL tests)"
 unit_rc=0
-wait "$unit_pid" || unit_rc=$?
-cat "$unit_log"
+wait "${unit_pids[0]}" || unit_rc=1
+cat build/unit-tests.log
+wait "${unit_pids[1]}" || unit_rc=1
+cat build/unit-tests-sanitized.log
 if [ "$unit_rc" -ne 0 ]; then
     echo "the unit tests failed" >&2
     exit 1
