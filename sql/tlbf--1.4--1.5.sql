@@ -63,3 +63,24 @@ COMMENT ON FUNCTION tlbf_shared_contains_fields(text, text[]) IS
     'as tlbf_shared_contains(name, ROW(...)), for a key of several columns given as untyped parameters';
 REVOKE EXECUTE ON FUNCTION tlbf_shared_contains_fields(text, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tlbf_shared_contains_fields(text, text[]) TO tlbf_user;
+
+-- What each shared filter did (1.5): counters in shared memory, from the
+-- filter's creation or load, or the last reset (docs/operating.md,
+-- "Watching shared filters").
+CREATE FUNCTION tlbf_shared_stats(OUT name text, OUT added bigint, OUT rejected bigint,
+                                  OUT lookups bigint, OUT found bigint, OUT grown bigint,
+                                  OUT refused_full bigint, OUT last_saved timestamptz,
+                                  OUT stats_reset timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL SAFE;
+-- Not STRICT: NULL resets every filter of the database.
+CREATE FUNCTION tlbf_shared_stats_reset(name text DEFAULT NULL)
+    RETURNS integer
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tlbf_shared_stats() IS
+    'counters of this database''s shared filters: keys added and rejected, lookups and found, growths, insertions refused for room, last save';
+COMMENT ON FUNCTION tlbf_shared_stats_reset(text) IS
+    'count from zero again for a shared filter, or for all of this database''s (NULL); returns how many (tlbf_admin)';
+REVOKE EXECUTE ON FUNCTION tlbf_shared_stats(), tlbf_shared_stats_reset(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tlbf_shared_stats() TO tlbf_user;
+GRANT EXECUTE ON FUNCTION tlbf_shared_stats_reset(text) TO tlbf_admin;

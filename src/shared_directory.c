@@ -56,6 +56,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
@@ -80,6 +81,10 @@ typedef struct SharedSlot
 	TransactionId created_by;	/* valid until the creating xact commits */
 	TransactionId dropped_by;	/* valid while the dropping xact is open */
 	bool		drop_prepared;	/* dropped_by is a prepared transaction */
+	/* counted by sessions holding the filter's lock in any mode */
+	pg_atomic_uint64 counters[SHARED_COUNTERS];
+	pg_atomic_uint64 saved_at;	/* a TimestampTz */
+	pg_atomic_uint64 reset_at;	/* a TimestampTz */
 } SharedSlot;
 
 typedef struct SharedDirectory
@@ -474,7 +479,43 @@ tlbf_directory_saved(const SharedFilterId *id)
 	s = &directory->slots[id->slot];
 	if (s->in_use && s->generation == id->generation && id->changes > s->saved_changes)
 		s->saved_changes = id->changes;
+	if (s->in_use && s->generation == id->generation)
+		pg_atomic_write_u64(&s->saved_at, (uint64) GetCurrentTimestamp());
 	LWLockRelease(directory_lock());
+}
+
+/*
+ * Count 'n' events of one kind for the filter 'ref' opened (in any mode:
+ * the counters are atomic, so that readers of the filter need not take it
+ * exclusively to count).
+ */
+void
+tlbf_directory_count(const SharedFilterRef *ref, SharedCounter counter, uint64 n)
+{
+	pg_atomic_fetch_add_u64(&directory->slots[ref->slot].counters[counter], n);
+}
+
+/* The counters of the filter 'ref' opened. */
+void
+tlbf_directory_counts(const SharedFilterRef *ref, SharedCounts *counts)
+{
+	SharedSlot *s = &directory->slots[ref->slot];
+
+	for (int i = 0; i < SHARED_COUNTERS; i++)
+		counts->values[i] = pg_atomic_read_u64(&s->counters[i]);
+	counts->saved_at = (TimestampTz) pg_atomic_read_u64(&s->saved_at);
+	counts->reset_at = (TimestampTz) pg_atomic_read_u64(&s->reset_at);
+}
+
+/* Count again from zero for the filter 'ref' opened. */
+void
+tlbf_directory_reset_counts(const SharedFilterRef *ref)
+{
+	SharedSlot *s = &directory->slots[ref->slot];
+
+	for (int i = 0; i < SHARED_COUNTERS; i++)
+		pg_atomic_write_u64(&s->counters[i], 0);
+	pg_atomic_write_u64(&s->reset_at, (uint64) GetCurrentTimestamp());
 }
 
 /*
@@ -558,6 +599,10 @@ fill_slot(int slot, const char *name, Size offset, Size region, const Tlbf *filt
 	s->region = region;
 	s->created_by = created_by;
 	s->dropped_by = InvalidTransactionId;
+	for (int i = 0; i < SHARED_COUNTERS; i++)
+		pg_atomic_init_u64(&s->counters[i], 0);
+	pg_atomic_init_u64(&s->saved_at, 0);
+	pg_atomic_init_u64(&s->reset_at, (uint64) GetCurrentTimestamp());
 	memcpy(pool + offset, filter, VARSIZE(filter));
 	s->in_use = true;
 }

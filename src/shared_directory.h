@@ -51,6 +51,9 @@ extern const char *tlbf_directory_name(const SharedFilterRef *ref);
 extern uint64 tlbf_directory_changes(const SharedFilterRef *ref);
 extern bool tlbf_directory_unsaved(const SharedFilterRef *ref);
 extern void tlbf_directory_saved(const SharedFilterId *id);
+extern void tlbf_directory_count(const SharedFilterRef *ref, SharedCounter counter, uint64 n);
+extern void tlbf_directory_counts(const SharedFilterRef *ref, SharedCounts *counts);
+extern void tlbf_directory_reset_counts(const SharedFilterRef *ref);
 
 extern void tlbf_directory_create(const char *name, const Tlbf *initial, Size region);
 extern bool tlbf_directory_drop(const char *name);

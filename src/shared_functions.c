@@ -33,6 +33,8 @@ PG_FUNCTION_INFO_V1(tlbf_shared_contains);
 PG_FUNCTION_INFO_V1(tlbf_shared_contains_fields);
 PG_FUNCTION_INFO_V1(tlbf_shared_get);
 PG_FUNCTION_INFO_V1(tlbf_shared_list);
+PG_FUNCTION_INFO_V1(tlbf_shared_stats);
+PG_FUNCTION_INFO_V1(tlbf_shared_stats_reset);
 PG_FUNCTION_INFO_V1(tlbf_shared_rebuild);
 PG_FUNCTION_INFO_V1(tlbf_shared_last_seen);
 PG_FUNCTION_INFO_V1(tlbf_shared_probability);
@@ -202,6 +204,19 @@ remember_filter(const Tlbf *f, SharedKeyGuess *guess)
 }
 
 /*
+ * Count what an insertion into the open filter did: refused for room, or
+ * took more of its region than the 'size_before' it had.
+ */
+static void
+count_insertion(const SharedFilterRef *ref, TlbfStatus status, Size size_before)
+{
+	if (status != TLBF_OK)
+		tlbf_store_count(ref, SHARED_FULL, 1);
+	else if (tlbf_size(ref->filter) > size_before)
+		tlbf_store_count(ref, SHARED_GROWN, 1);
+}
+
+/*
  * Under one exclusive lock on shared filter 'name': add hashes[0..n) at
  * times[0..n) to its bits at once, not waiting for this transaction to
  * commit: tlbf_shared_rebuild adds the keys of rows already stored.
@@ -217,6 +232,7 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
 	TlbfStatus	status;
 	uint64		truncated_before;
 	uint64		truncated_after;
+	Size		size_before;
 	Size		region;
 
 	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
@@ -227,9 +243,13 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
 		return false;
 	}
 	truncated_before = ref.filter->truncated;
+	size_before = tlbf_size(ref.filter);
 	if (!holds_keys(ref.filter))
 		tlbf_record_keys(ref.filter, basis);
 	status = insert_locked(&ref, hashes, times, n, SHARED_FULL_ERROR);
+	count_insertion(&ref, status, size_before);
+	if (status == TLBF_OK)
+		tlbf_store_count(&ref, SHARED_ADDED, n);
 	truncated_after = ref.filter->truncated;
 	region = tlbf_store_region(&ref);
 	remember_filter(ref.filter, guess);
@@ -292,6 +312,8 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 			tlbf_record_keys(ref.filter, basis);
 		truncated_before = ref.filter->truncated;
 		status = tlbf_store_fold(&ref, when_full == SHARED_FULL_DROP_OLDEST);
+		if (status != TLBF_OK)
+			tlbf_store_count(&ref, SHARED_FULL, 1);
 		truncated_after = ref.filter->truncated;
 		region = tlbf_store_region(&ref);
 		if (status != TLBF_OK)
@@ -362,6 +384,7 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 		}
 	}
 	remember_filter(ref.filter, guess);
+	tlbf_store_count(&ref, seen ? SHARED_REJECTED : SHARED_ADDED, 1);
 	tlbf_store_close(&ref);
 	report_full(name, TLBF_OK, truncated_before, truncated_after, region);
 	return seen ? TRY_SEEN : TRY_ADDED;
@@ -574,6 +597,17 @@ committed_pending(const SharedFilterRef *ref, bool from_saved, TlbfHash hash, Tl
 		*added <= at && *added > at - window;
 }
 
+/* Count a key asked of the filter, found or not (not of a saved copy). */
+static void
+count_lookup(const SharedFilterRef *ref, bool from_saved, bool found)
+{
+	if (from_saved)
+		return;
+	tlbf_store_count(ref, SHARED_LOOKUPS, 1);
+	if (found)
+		tlbf_store_count(ref, SHARED_FOUND, 1);
+}
+
 Datum
 tlbf_shared_contains(PG_FUNCTION_ARGS)
 {
@@ -600,6 +634,7 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	 */
 	if (!found && as_fields && f->key_fields == 0 && f->inserted > 0 && f->seed == 0)
 		found = tlbf_query(f, fields, at, f->span);
+	count_lookup(&ref, from_saved, found);
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_BOOL(found);
 }
@@ -626,6 +661,7 @@ tlbf_shared_contains_fields(PG_FUNCTION_ARGS)
 		(tlbf_query(f, hash, at, f->span) ||
 		 committed_pending(&ref, from_saved, hash, at, f->span, &pending_at));
 
+	count_lookup(&ref, from_saved, found);
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_BOOL(found);
 }
@@ -655,6 +691,7 @@ tlbf_shared_last_seen(PG_FUNCTION_ARGS)
 		lower = upper = pending_at;
 		found = true;
 	}
+	count_lookup(&ref, from_saved, found);
 	close_after_reading(&ref, from_saved);
 	if (!found)
 		PG_RETURN_NULL();
@@ -689,6 +726,8 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 		p = 1.0;
 	else
 		p = possible ? tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)) : 0.0;
+	/* found: the filter holds the key (all its bits set), as contains says */
+	count_lookup(&ref, from_saved, p > 0.0);
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_FLOAT8(p);
 }
@@ -751,6 +790,48 @@ list_row(ReturnSetInfo *rsinfo, const char *name, const Tlbf *f, Size region,
 									tlbf_info_jsonb(f, GetCurrentTransactionStartTimestamp()),
 									DirectFunctionCall1(jsonb_in, CStringGetDatum(extra)));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * tlbf_shared_stats(): the counters of this database's shared filters
+ * (SharedCounter), with when each was last saved and since when it counts.
+ */
+Datum
+tlbf_shared_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *cell;
+
+	tlbf_store_require();
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(cell, tlbf_store_counts())
+	{
+		SavedCounts *c = lfirst(cell);
+		Datum		values[3 + SHARED_COUNTERS];
+		bool		nulls[3 + SHARED_COUNTERS] = {0};
+
+		values[0] = CStringGetTextDatum(c->name);
+		for (int i = 0; i < SHARED_COUNTERS; i++)
+			values[1 + i] = Int64GetDatum((int64) c->counts.values[i]);
+		values[1 + SHARED_COUNTERS] = TimestampTzGetDatum(c->counts.saved_at);
+		nulls[1 + SHARED_COUNTERS] = c->counts.saved_at == 0;
+		values[2 + SHARED_COUNTERS] = TimestampTzGetDatum(c->counts.reset_at);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * tlbf_shared_stats_reset(name): count from zero again for filter 'name',
+ * or for every filter of this database (NULL).  Returns how many.
+ */
+Datum
+tlbf_shared_stats_reset(PG_FUNCTION_ARGS)
+{
+	char	   *name = PG_ARGISNULL(0) ? NULL : filter_name(fcinfo, 0);
+
+	tlbf_store_require();
+	PG_RETURN_INT32(tlbf_store_reset_counts(name));
 }
 
 /* tlbf_shared_list(): this database's filters, with tlbf_info and more. */

@@ -39,4 +39,30 @@ typedef struct PendingFilter
 	uint64		generation;
 } PendingFilter;
 
+/*
+ * What each shared filter counts from its creation or load, or the last
+ * tlbf_shared_stats_reset (docs/operating.md, "Watching shared filters").
+ */
+typedef enum SharedCounter
+{
+	SHARED_ADDED,				/* keys taken: rows the trigger accepted,
+								 * tlbf_shared_add's true, rebuilt rows */
+	SHARED_REJECTED,			/* keys offered that it held: rows the
+								 * trigger skipped or refused,
+								 * tlbf_shared_add's false */
+	SHARED_LOOKUPS,				/* keys asked (tlbf_shared_contains, ...) */
+	SHARED_FOUND,				/* of those, found */
+	SHARED_GROWN,				/* times it took more of its region */
+	SHARED_FULL,				/* insertions refused for room (53200) */
+	SHARED_COUNTERS
+} SharedCounter;
+
+/* A filter's counters as read at one moment. */
+typedef struct SharedCounts
+{
+	uint64		values[SHARED_COUNTERS];
+	TimestampTz saved_at;		/* last saved (0: not since it was loaded) */
+	TimestampTz reset_at;		/* counting since */
+} SharedCounts;
+
 #endif							/* TLBF_SHARED_REF_H */

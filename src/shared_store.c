@@ -761,6 +761,65 @@ tlbf_store_count_change(SharedFilterRef *ref)
 	tlbf_directory_count_change(ref);
 }
 
+/* Count 'n' events of one kind for the open filter (tlbf_shared_stats). */
+void
+tlbf_store_count(const SharedFilterRef *ref, SharedCounter counter, uint64 n)
+{
+	tlbf_directory_count(ref, counter, n);
+}
+
+/*
+ * The counters of each filter of this database that this transaction
+ * sees, in a list of SavedCounts.  Loads nothing: a filter not loaded yet
+ * has counted nothing.
+ */
+List *
+tlbf_store_counts(void)
+{
+	List	   *all = NIL;
+	ListCell   *cell;
+
+	foreach(cell, tlbf_directory_names())
+	{
+		SharedFilterRef ref;
+		SavedCounts *counts;
+
+		if (!tlbf_directory_open(lfirst(cell), LW_SHARED, &ref))
+			continue;
+		counts = palloc(sizeof(SavedCounts));
+		counts->name = lfirst(cell);
+		tlbf_directory_counts(&ref, &counts->counts);
+		tlbf_directory_close(&ref);
+		all = lappend(all, counts);
+	}
+	return all;
+}
+
+/*
+ * Count from zero again for filter 'name', or for every filter of this
+ * database (NULL).  Returns how many filters it reset.
+ */
+int
+tlbf_store_reset_counts(const char *name)
+{
+	int			reset = 0;
+	ListCell   *cell;
+
+	foreach(cell, tlbf_directory_names())
+	{
+		SharedFilterRef ref;
+
+		if (name != NULL && strcmp(name, lfirst(cell)) != 0)
+			continue;
+		if (!tlbf_directory_open(lfirst(cell), LW_SHARED, &ref))
+			continue;
+		tlbf_directory_reset_counts(&ref);
+		tlbf_directory_close(&ref);
+		reset++;
+	}
+	return reset;
+}
+
 /*
  * The open filter's version: every insertion and retirement counts as a
  * change (the snapshot worker saves a filter that changed), and a filter
@@ -829,6 +888,7 @@ TlbfStatus
 tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest)
 {
 	FoldInto	into;
+	Size		size_before = tlbf_size(ref->filter);
 
 	Assert(ref->mode == LW_EXCLUSIVE);
 	into.ref = ref;
@@ -837,6 +897,9 @@ tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest)
 	into.status = TLBF_OK;
 	if (tlbf_pending_fold(pending_id(ref), fold_one, &into) > 0)
 		tlbf_directory_count_change(ref);
+	/* (ref->filter may have moved within its region) */
+	if (tlbf_size(ref->filter) > size_before)
+		tlbf_directory_count(ref, SHARED_GROWN, 1);
 	return into.status;
 }
 

@@ -69,6 +69,17 @@ typedef struct SavedFilter
 } SavedFilter;
 
 extern List *tlbf_store_copies(void);
+
+/* A filter's counters, by name. */
+typedef struct SavedCounts
+{
+	char	   *name;
+	SharedCounts counts;
+} SavedCounts;
+
+extern void tlbf_store_count(const SharedFilterRef *ref, SharedCounter counter, uint64 n);
+extern List *tlbf_store_counts(void);
+extern int	tlbf_store_reset_counts(const char *name);
 extern Tlbf *tlbf_store_saved_filter(FunctionCallInfo fcinfo, const char *name);
 extern List *tlbf_store_saved_filters(void);
 

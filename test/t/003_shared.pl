@@ -51,8 +51,12 @@ is($node->safe_psql('postgres', "SELECT tlbf_shared_contains('clicks', 999999)")
 	'... both ways');
 
 # Clean restart: the worker saves at shutdown, and the filters come back.
+# (Each database's snapshot worker saves its filters: one created just
+# before the shutdown, before its worker started, would not be saved, as
+# docs/operating.md says; wait for both.)
 $node->safe_psql('postgres',
 	"SELECT count(*) FROM generate_series(5001, 6000) k WHERE tlbf_shared_add('clicks', k)");
+ok(worker_in('postgres') && worker_in('other'), 'each database has its snapshot worker');
 $node->restart;
 is(missing('postgres', 'clicks', 1, 6000), '0', 'a clean restart keeps every key');
 is($node->safe_psql('other', "SELECT tlbf_shared_contains('clicks', 999999)"), 't',
@@ -103,6 +107,9 @@ $node->safe_psql('postgres',
 ok($node->poll_query_until('postgres',
 		"SELECT NOT (info->>'unsaved_changes')::boolean FROM tlbf_shared_list() WHERE name = 'clicks'"),
 	'the worker saved the filter');
+is($node->safe_psql('postgres',
+		"SELECT last_saved IS NOT NULL AND last_saved <= now() FROM tlbf_shared_stats() WHERE name = 'clicks'"),
+	't', 'tlbf_shared_stats says when it was saved');
 my $inserted = q{SELECT (info->>'inserted')::bigint FROM tlbf_shared_list() WHERE name = 'clicks'};
 my $before_load = $node->safe_psql('postgres', $inserted);
 my $script = $node->basedir . '/load.sql';
