@@ -43,3 +43,34 @@ SELECT outcome($$SELECT 'AAAA'::tlbf$$);
 SELECT outcome($$SELECT substr(f::text, 1, 100)::tlbf FROM io_filters WHERE id = 2$$);
 SELECT outcome($$SELECT substr(f::text, 1, length(f::text) - 4)::tlbf FROM io_filters WHERE id = 2$$);
 SELECT outcome($$SELECT (f::text || 'AAAA')::tlbf FROM io_filters WHERE id = 2$$);
+
+-- Bad text is reported softly where the caller asks (pg_input_is_valid,
+-- PostgreSQL 16 and later: 'valid' false and the error's SQLSTATE, no
+-- ERROR); on 15, which has no soft errors, the same answers come from a
+-- cast.  (EXECUTE: on 15 the functions do not exist.)
+CREATE FUNCTION input_check(v text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    ok boolean;
+    state text;
+BEGIN
+    IF current_setting('server_version_num')::int >= 160000 THEN
+        EXECUTE 'SELECT pg_input_is_valid($1, ''tlbf'')' INTO ok USING v;
+        EXECUTE 'SELECT sql_error_code FROM pg_input_error_info($1, ''tlbf'')' INTO state USING v;
+    ELSE
+        BEGIN
+            PERFORM v::tlbf;
+            ok := true;
+        EXCEPTION WHEN OTHERS THEN
+            ok := false;
+            state := SQLSTATE;
+        END;
+    END IF;
+    RETURN CASE WHEN ok THEN 'valid' ELSE 'invalid ' || state END;
+END $$;
+SELECT input_check(f::text) AS whole,
+       input_check('not base64!') AS not_base64,
+       input_check('AAAA') AS too_short,
+       input_check(substr(f::text, 1, length(f::text) - 4)) AS cut,
+       input_check(f::text || 'AAAA') AS trailing
+FROM io_filters WHERE id = 2;
+DROP FUNCTION input_check(text);

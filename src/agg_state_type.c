@@ -237,7 +237,7 @@ Datum
 tlbf_agg_state_in(PG_FUNCTION_ARGS)
 {
 	int			len;
-	char	   *decoded = tlbf_base64_decode(PG_GETARG_CSTRING(0), &len, "tlbf_agg_state");
+	char	   *decoded = tlbf_base64_decode(PG_GETARG_CSTRING(0), &len, "tlbf_agg_state", NULL);
 
 	PG_RETURN_BYTEA_P(checked_state(decoded, len));
 }

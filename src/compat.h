@@ -33,6 +33,17 @@
 #define TlbfLockHeldByMe(tag, mode)	LockHeldByMe((tag), (mode))
 #endif
 
+/*
+ * 16 lets input functions report bad input softly (errsave into the
+ * caller's ErrorSaveContext: pg_input_is_valid).  Before, it is an ERROR.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/miscnodes.h"
+#else
+#define errsave(context, ...)		ereport(ERROR, __VA_ARGS__)
+#define SOFT_ERROR_OCCURRED(context)	false
+#endif
+
 /* 16 gave make_range a soft-error context */
 #if PG_VERSION_NUM >= 160000
 #define tlbf_make_range(typcache, lower, upper) \

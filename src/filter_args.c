@@ -26,18 +26,25 @@ tlbf_call_cache(FunctionCallInfo fcinfo)
 	return (CallCache *) fcinfo->flinfo->fn_extra;
 }
 
+/*
+ * Report an invalid value: an ERROR, or into 'escontext' when the caller
+ * asks for soft errors (an input function under pg_input_is_valid).
+ */
 static void
-report_invalid(int sqlstate, const char *what, const TlbfProblem *problem)
+report_invalid(int sqlstate, const char *what, const TlbfProblem *problem, Node *escontext)
 {
-	ereport(ERROR,
-			(errcode(sqlstate),
-			 errmsg("invalid tlbf value in %s", what),
-			 errdetail("%s.", problem->message)));
+	errsave(escontext,
+			errcode(sqlstate),
+			errmsg("invalid tlbf value in %s", what),
+			errdetail("%s.", problem->message));
 }
 
-/* Validate a detoasted value in place; the core relies on word alignment. */
+/*
+ * Validate a detoasted value in place; the core relies on word alignment.
+ * NULL if it is invalid and 'escontext' took the error.
+ */
 static Tlbf *
-validated(struct varlena *value, int sqlstate, const char *what)
+validated_soft(struct varlena *value, int sqlstate, const char *what, Node *escontext)
 {
 	TlbfProblem problem;
 
@@ -49,28 +56,42 @@ validated(struct varlena *value, int sqlstate, const char *what)
 		value = aligned;
 	}
 	if (!tlbf_validate(value, VARSIZE(value), &problem))
-		report_invalid(sqlstate, what, &problem);
+	{
+		report_invalid(sqlstate, what, &problem, escontext);
+		return NULL;
+	}
 	return (Tlbf *) value;
+}
+
+static Tlbf *
+validated(struct varlena *value, int sqlstate, const char *what)
+{
+	return validated_soft(value, sqlstate, what, NULL);
 }
 
 /*
  * Copy 'len' bytes of a value's payload (everything after the length word)
- * into a new varlena and validate it.  For input and receive functions.
+ * into a new varlena and validate it.  For input and receive functions:
+ * NULL if it is invalid and 'escontext' took the error.
  */
 Tlbf *
-tlbf_validated_copy(const char *data, Size len, int sqlstate, const char *what)
+tlbf_validated_copy(const char *data, Size len, int sqlstate, const char *what,
+					Node *escontext)
 {
 	struct varlena *value;
 
 	if (len > MaxAllocSize - VARHDRSZ)
-		ereport(ERROR,
-				(errcode(sqlstate),
-				 errmsg("invalid tlbf value in %s", what),
-				 errdetail("The value is too large.")));
+	{
+		errsave(escontext,
+				errcode(sqlstate),
+				errmsg("invalid tlbf value in %s", what),
+				errdetail("The value is too large."));
+		return NULL;
+	}
 	value = palloc(VARHDRSZ + len);
 	SET_VARSIZE(value, VARHDRSZ + len);
 	memcpy(VARDATA(value), data, len);
-	return validated(value, sqlstate, what);
+	return validated_soft(value, sqlstate, what, escontext);
 }
 
 /*

@@ -72,7 +72,7 @@ extern Tlbf *tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw);
 extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
-								 const char *what);
+								 const char *what, Node *escontext);
 extern Size tlbf_filter_bytes_cap(void);
 extern void tlbf_check_filter_bytes(const Tlbf *f);
 extern void tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context);
@@ -90,7 +90,8 @@ extern void tlbf_params_check(TlbfParams *params);
 extern void tlbf_params_check_value(TlbfParams *params);
 
 /* type_io.c */
-extern char *tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name);
+extern char *tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name,
+								Node *escontext);
 extern char *tlbf_base64_encode(const char *data, int len);
 
 /* info.c */

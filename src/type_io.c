@@ -31,7 +31,8 @@ PG_FUNCTION_INFO_V1(tlbf_from_bytea);
  * holds, in a new buffer; ERROR 22P02 if it is not base64.
  */
 char *
-tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name)
+tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name,
+				   Node *escontext)
 {
 	size_t		len = strlen(text);
 
@@ -40,17 +41,23 @@ tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name)
 	char	   *decoded;
 
 	if (len > (size_t) INT_MAX || capacity > MaxAllocSize - VARHDRSZ)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for type %s", type_name),
-				 errdetail("The value is too large.")));
+	{
+		errsave(escontext,
+				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				errmsg("invalid input syntax for type %s", type_name),
+				errdetail("The value is too large."));
+		return NULL;
+	}
 	decoded = palloc(capacity);
 	*decoded_len = pg_b64_decode(text, (int) len, (void *) decoded, (int) capacity);
 	if (*decoded_len < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid input syntax for type %s", type_name),
-				 errdetail("A %s value is written in base64.", type_name)));
+	{
+		errsave(escontext,
+				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				errmsg("invalid input syntax for type %s", type_name),
+				errdetail("A %s value is written in base64.", type_name));
+		return NULL;
+	}
 	return decoded;
 }
 
@@ -72,11 +79,18 @@ Datum
 tlbf_in(PG_FUNCTION_ARGS)
 {
 	int			len;
-	char	   *decoded = tlbf_base64_decode(PG_GETARG_CSTRING(0), &len, "tlbf");
+	char	   *decoded = tlbf_base64_decode(PG_GETARG_CSTRING(0), &len, "tlbf",
+											 fcinfo->context);
+	Tlbf	   *f;
 
-	PG_RETURN_POINTER(tlbf_validated_copy(decoded, len,
-										  ERRCODE_INVALID_TEXT_REPRESENTATION,
-										  "text input"));
+	/* (bad input is reported softly where the caller asks: pg_input_is_valid) */
+	if (decoded == NULL)
+		return (Datum) 0;
+	f = tlbf_validated_copy(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION, "text input",
+							fcinfo->context);
+	if (f == NULL)
+		return (Datum) 0;
+	PG_RETURN_POINTER(f);
 }
 
 Datum
@@ -96,7 +110,7 @@ tlbf_recv(PG_FUNCTION_ARGS)
 
 	PG_RETURN_POINTER(tlbf_validated_copy(data, len,
 										  ERRCODE_INVALID_BINARY_REPRESENTATION,
-										  "binary input"));
+										  "binary input", NULL));
 }
 
 Datum
@@ -134,5 +148,5 @@ tlbf_from_bytea(PG_FUNCTION_ARGS)
 
 	PG_RETURN_POINTER(tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
 										  ERRCODE_INVALID_BINARY_REPRESENTATION,
-										  "cast from bytea"));
+										  "cast from bytea", NULL));
 }
