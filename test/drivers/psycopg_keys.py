@@ -61,6 +61,14 @@ def run(conn, binary):
     check(f"{mode}: shared test-and-add", (first, again), (True, False))
     check(f"{mode}: shared contains", one("SELECT tlbf_shared_contains('driver', %s)",
                                           (f"{mode}-key",)), True)
+    # a filter fetched comes back as str (text mode) or bytes (binary
+    # mode); passed back, a cast to tlbf takes either
+    cur.execute("SELECT f FROM driver_filters WHERE name = %s", ("ints",), binary=binary)
+    fetched = cur.fetchone()[0]
+    check(f"{mode}: a fetched filter is {'bytes' if binary else 'str'}",
+          isinstance(fetched, bytes if binary else str), True)
+    check(f"{mode}: a fetched filter passed back with ::tlbf",
+          one("SELECT tlbf_contains(%s::tlbf, %s)", (fetched, "42")), True)
     # a key of two columns, as a two-column dedup trigger saw it
     pair = "SELECT tlbf_shared_contains_fields('pairs', %s, %s)"
     check(f"{mode}: two-column key from its fields", one(pair, ("7", "42")), True)
