@@ -7,7 +7,7 @@
  *
  *	  build/bench/layout_bench [max-live-keys]
  *
- * The prototype ("time-aligned blocks"): time is cut into generations of a
+ * The first prototype ("time blocks"): time is cut into generations of a
  * fixed length T = span / 4, and a key added at time t goes to generation
  * floor(t / T) only.  Each generation is a blocked Bloom filter: a key's
  * bits all lie in one block of 512 bits (one cache line), one bit in each
@@ -157,6 +157,84 @@ tb_bytes(const TimeBlocks *tb)
 	return bytes;
 }
 
+/*
+ * The second prototype ("interleaved"): four generations of span/3 share
+ * one array of cache lines, each line four pieces of 128 bits, one per
+ * generation (id mod 4): a query reads one line whatever the number of
+ * generations, and clearing a generation clears its piece of every line.
+ * All pieces have the size the first generation was given: no sizing from
+ * the rate.  Each key sets one bit in each 64-bit word of its piece and
+ * two more (four bits of 128).
+ */
+#define IL_PARTS	3
+#define IL_GENS		4
+
+typedef struct Interleaved
+{
+	uint64_t   *words;			/* nlines * 8 */
+	uint64_t	nlines;
+	int64_t		ids[IL_GENS];	/* the generation each piece holds */
+	int64_t		length;
+	int64_t		newest;
+} Interleaved;
+
+static void
+il_init(Interleaved *il, uint64_t keys_per_generation, double bits_per_key)
+{
+	il->nlines = (uint64_t) ceil(keys_per_generation * bits_per_key / 128.0);
+	il->words = aligned_alloc(64, il->nlines * BLOCK_WORDS * sizeof(uint64_t));
+	memset(il->words, 0, il->nlines * BLOCK_WORDS * sizeof(uint64_t));
+	for (int i = 0; i < IL_GENS; i++)
+		il->ids[i] = -1;
+	il->length = SPAN / IL_PARTS;
+	il->newest = -1;
+}
+
+static inline uint64_t
+il_line(const Interleaved *il, TlbfHash h)
+{
+	return (uint64_t) (((unsigned __int128) h.a * il->nlines) >> 64);
+}
+
+static void
+il_add(Interleaved *il, TlbfHash h, TlbfTime at)
+{
+	int64_t		id = at / il->length;
+	int			piece = (int) (id % IL_GENS);
+	uint64_t   *w;
+
+	if (id != il->newest)
+	{
+		for (uint64_t l = 0; l < il->nlines; l++)
+		{
+			il->words[l * BLOCK_WORDS + 2 * piece] = 0;
+			il->words[l * BLOCK_WORDS + 2 * piece + 1] = 0;
+		}
+		il->ids[piece] = id;
+		il->newest = id;
+	}
+	w = &il->words[il_line(il, h) * BLOCK_WORDS + 2 * piece];
+	for (int j = 0; j < 4; j++)
+		w[j & 1] |= UINT64_C(1) << ((h.b * salts[j]) >> 58);
+}
+
+static bool
+il_has(const Interleaved *il, TlbfHash h, TlbfTime at, int64_t window)
+{
+	int64_t		oldest = (at - window) / il->length;
+	const uint64_t *line = &il->words[il_line(il, h) * BLOCK_WORDS];
+	uint64_t	want[2] = {0, 0};
+
+	for (int j = 0; j < 4; j++)
+		want[j & 1] |= UINT64_C(1) << ((h.b * salts[j]) >> 58);
+	for (int piece = 0; piece < IL_GENS; piece++)
+		if (il->ids[piece] >= oldest &&
+			(line[2 * piece] & want[0]) == want[0] &&
+			(line[2 * piece + 1] & want[1]) == want[1])
+			return true;
+	return false;
+}
+
 static double
 now_ns(void)
 {
@@ -190,12 +268,36 @@ median(double *v)
 
 static volatile long sink;
 
-/*
- * One stream of 'live' keys per span, evenly spaced, both structures fed
- * the same keys at the same times; two spans first to reach the steady
- * state.  bits_per_key: the prototype's bits per key of a generation.
- */
+/* The figures of one structure over the rounds. */
+typedef struct Figures
+{
+	double		insert[ROUNDS],
+				present[ROUNDS],
+				absent[ROUNDS];
+	long		false_positives;
+	long		missed;
+	double		bits;
+} Figures;
+
 static void
+print_figures(const char *name, long live, double bits_per_key, Figures *x, Figures *core,
+			  long asked_absent, long asked_live)
+{
+	printf("%10ld %5.1f | %-12s | %6.1f %6.1f %6.1f | %5.2f%% | %5.1f | %4.2f %4.2f %4.2f | %ld of %ld\n",
+		   live, bits_per_key, name, median(x->insert), median(x->present), median(x->absent),
+		   100.0 * x->false_positives / asked_absent, x->bits / live,
+		   median(x->insert) / median(core->insert), median(x->present) / median(core->present),
+		   median(x->absent) / median(core->absent), x->missed, asked_live);
+}
+
+/*
+ * One stream of 'live' keys per span, evenly spaced, every structure fed
+ * the same keys at the same times; two spans first to reach the steady
+ * state.  bits_per_key: the prototypes' bits per key of a generation.
+ * Timed one structure after another within a round, the rounds
+ * interleaved; false negatives counted over every key of the last span.
+ */
+static bool
 bench(long live, double bits_per_key)
 {
 	TlbfParams	params = {SPAN, 0.01, (uint64_t) live, 0, 0, 0};
@@ -203,17 +305,15 @@ bench(long live, double bits_per_key)
 	TlbfMemory	memory;
 	Tlbf	   *f;
 	TimeBlocks	tb;
+	Interleaved il;
 	int64_t		gap = SPAN / live;
 	TlbfTime	at = START;
 	uint64_t	key = 0;
 	long		ops = live < 1000000 ? live : 1000000;
-	double		t_insert[ROUNDS], b_insert[ROUNDS], t_present[ROUNDS],
-				b_present[ROUNDS], t_absent[ROUNDS], b_absent[ROUNDS];
+	Figures		core = {0},
+				blocks = {0},
+				inter = {0};
 	long		found = 0,
-				fp_core = 0,
-				fp_blocks = 0,
-				missed_core = 0,
-				missed_blocks = 0,
 				asked_live = 0;
 
 	if (!tlbf_check_params(&params, &problem))
@@ -226,6 +326,7 @@ bench(long live, double bits_per_key)
 	tb.bits_per_key = bits_per_key;
 	tb.newest = -1;
 	tb.first_keys = (uint64_t) live / PARTS;
+	il_init(&il, (uint64_t) live / IL_PARTS, bits_per_key);
 
 	for (long i = 0; i < 2 * live; i++)
 	{
@@ -234,6 +335,7 @@ bench(long live, double bits_per_key)
 		at += gap;
 		tlbf_insert(&f, &memory, h, at);
 		tb_add(&tb, h, at);
+		il_add(&il, h, at);
 	}
 
 	for (int r = 0; r < ROUNDS; r++)
@@ -241,6 +343,7 @@ bench(long live, double bits_per_key)
 		double		t0;
 		uint64_t	first = key;
 		TlbfTime	first_at = at;
+		TlbfTime	t;
 
 		/* insertions: the next 'ops' keys of the stream, to each */
 		t0 = now_ns();
@@ -249,61 +352,78 @@ bench(long live, double bits_per_key)
 			at += gap;
 			tlbf_insert(&f, &memory, key_hash(key++), at);
 		}
-		t_insert[r] = (now_ns() - t0) / ops;
+		core.insert[r] = (now_ns() - t0) / ops;
+		t = first_at;
 		t0 = now_ns();
 		for (long i = 0; i < ops; i++)
 		{
-			first_at += gap;
-			tb_add(&tb, key_hash(first + i), first_at);
+			t += gap;
+			tb_add(&tb, key_hash(first + i), t);
 		}
-		b_insert[r] = (now_ns() - t0) / ops;
+		blocks.insert[r] = (now_ns() - t0) / ops;
+		t = first_at;
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+		{
+			t += gap;
+			il_add(&il, key_hash(first + i), t);
+		}
+		inter.insert[r] = (now_ns() - t0) / ops;
 
 		/* present: keys of the last span, spread over it */
+#define PRESENT_KEY(i) key_hash(key - 1 - (uint64_t) (i) * (live / ops))
 		t0 = now_ns();
 		for (long i = 0; i < ops; i++)
-			found += tlbf_query(f, key_hash(key - 1 - (uint64_t) i * (live / ops)), at, SPAN);
-		t_present[r] = (now_ns() - t0) / ops;
+			found += tlbf_query(f, PRESENT_KEY(i), at, SPAN);
+		core.present[r] = (now_ns() - t0) / ops;
 		t0 = now_ns();
 		for (long i = 0; i < ops; i++)
-			found += tb_has(&tb, key_hash(key - 1 - (uint64_t) i * (live / ops)), at, SPAN);
-		b_present[r] = (now_ns() - t0) / ops;
+			found += tb_has(&tb, PRESENT_KEY(i), at, SPAN);
+		blocks.present[r] = (now_ns() - t0) / ops;
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+			found += il_has(&il, PRESENT_KEY(i), at, SPAN);
+		inter.present[r] = (now_ns() - t0) / ops;
 
 		/* absent: keys never added */
+#define ABSENT_KEY(i) key_hash((UINT64_C(1) << 62) + (uint64_t) r * ops + (i))
 		t0 = now_ns();
 		for (long i = 0; i < ops; i++)
-			fp_core += tlbf_query(f, key_hash((UINT64_C(1) << 62) + r * ops + i), at, SPAN);
-		t_absent[r] = (now_ns() - t0) / ops;
+			core.false_positives += tlbf_query(f, ABSENT_KEY(i), at, SPAN);
+		core.absent[r] = (now_ns() - t0) / ops;
 		t0 = now_ns();
 		for (long i = 0; i < ops; i++)
-			fp_blocks += tb_has(&tb, key_hash((UINT64_C(1) << 62) + r * ops + i), at, SPAN);
-		b_absent[r] = (now_ns() - t0) / ops;
+			blocks.false_positives += tb_has(&tb, ABSENT_KEY(i), at, SPAN);
+		blocks.absent[r] = (now_ns() - t0) / ops;
+		t0 = now_ns();
+		for (long i = 0; i < ops; i++)
+			inter.false_positives += il_has(&il, ABSENT_KEY(i), at, SPAN);
+		inter.absent[r] = (now_ns() - t0) / ops;
 	}
 	sink = found;
 
-	/* every key of the last span, asked of both (no false negatives) */
+	/* every key of the last span, asked of each (no false negatives) */
 	for (uint64_t k = key - (uint64_t) live + 1; k < key; k++)
 	{
 		TlbfHash	h = key_hash(k);
 
 		asked_live++;
-		missed_core += !tlbf_query(f, h, at, SPAN);
-		missed_blocks += !tb_has(&tb, h, at, SPAN);
+		core.missed += !tlbf_query(f, h, at, SPAN);
+		blocks.missed += !tb_has(&tb, h, at, SPAN);
+		inter.missed += !il_has(&il, h, at, SPAN);
 	}
+	core.bits = tlbf_total_words(f) * 64.0;
+	blocks.bits = tb_bytes(&tb) * 8.0;
+	inter.bits = il.nlines * 512.0;
 
-	printf("%10ld %5.1f | core %5.1f ns %5.1f ns %5.1f ns %5.2f%% %5.1f b | blocks %5.1f ns %5.1f ns %5.1f ns %5.2f%% %5.1f b | x %4.2f %4.2f %4.2f | missed %ld %ld of %ld\n",
-		   live, bits_per_key,
-		   median(t_insert), median(t_present), median(t_absent),
-		   100.0 * fp_core / (ROUNDS * ops), tlbf_total_words(f) * 64.0 / live,
-		   median(b_insert), median(b_present), median(b_absent),
-		   100.0 * fp_blocks / (ROUNDS * ops), tb_bytes(&tb) * 8.0 / live,
-		   median(b_insert) / median(t_insert), median(b_present) / median(t_present),
-		   median(b_absent) / median(t_absent),
-		   missed_core, missed_blocks, asked_live);
+	print_figures("core (APBF)", live, 0, &core, &core, ROUNDS * ops, asked_live);
+	print_figures("time blocks", live, bits_per_key, &blocks, &core, ROUNDS * ops, asked_live);
+	print_figures("interleaved", live, bits_per_key, &inter, &core, ROUNDS * ops, asked_live);
 	for (int i = 0; i < GENERATIONS; i++)
 		free(tb.gens[i].words);
+	free(il.words);
 	free(f);
-	if (missed_core > 0 || missed_blocks > 0)
-		exit(1);
+	return core.missed == 0 && blocks.missed == 0 && inter.missed == 0;
 }
 
 int
@@ -312,12 +432,15 @@ main(int argc, char **argv)
 	long		max_live = argc > 1 ? atol(argv[1]) : 10000000;
 	double		bits[] = {12, 13.5, 15};
 
-	printf("Layouts on one stream (1%% target, span 60 s, %d generations of span/%d; median of %d rounds)\n",
-		   GENERATIONS, PARTS, ROUNDS);
-	printf("%10s %5s | core: insert, present, absent, FPR, bits/live key | time-aligned blocks: the same | blocks / core | false negatives\n",
-		   "live keys", "b/key");
+	bool		ok = true;
+
+	printf("Layouts on one stream (1%% target for the core, span 60 s; time blocks: %d generations of span/%d;\n"
+		   "interleaved: %d of span/%d in one line; ns per operation, median of %d rounds)\n",
+		   GENERATIONS, PARTS, IL_GENS, IL_PARTS, ROUNDS);
+	printf("%10s %5s | %-12s | %6s %7s %6s | %6s | %5s | %-14s | %s\n", "live keys", "b/key",
+		   "structure", "insert", "present", "absent", "FPR", "bits", "x core", "false negatives");
 	for (long live = 1000000; live <= max_live; live *= 10)
 		for (int i = 0; i < (int) (sizeof(bits) / sizeof(bits[0])); i++)
-			bench(live, bits[i]);
-	return 0;
+			ok &= bench(live, bits[i]);
+	return ok ? 0 : 1;
 }
