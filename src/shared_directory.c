@@ -662,11 +662,12 @@ void
 tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
 {
 	TransactionId me = GetTopTransactionId();
-	PendingChange *change = new_pending_change();
+	PendingChange *change;
 	int			slot;
 	int64		offset;
 
 	tlbf_directory_require();
+	change = new_pending_change();
 	region = TYPEALIGN(sizeof(uint64), region);
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
 	settle_prepared_drops();
@@ -701,11 +702,12 @@ bool
 tlbf_directory_drop(const char *name)
 {
 	TransactionId me = GetTopTransactionId();
-	PendingChange *change = new_pending_change();
+	PendingChange *change;
 	int			slot;
 	SharedSlot *s;
 
 	tlbf_directory_require();
+	change = new_pending_change();
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
 	settle_prepared_drops();
 	slot = find_visible(name);
