@@ -217,8 +217,21 @@ typedef struct OnConflictStatement
 } OnConflictStatement;
 
 static List *on_conflict_statements = NIL;
-static ExecutorStart_hook_type previous_executor_start = NULL;
 static ExecutorEnd_hook_type previous_executor_end = NULL;
+
+/*
+ * PostgreSQL 18beta1 made ExecutorStart say whether the plan it started is
+ * still valid (bool); 18.0 made it void again, under the same
+ * PG_VERSION_NUM: the hook's own type says which this server has.  The
+ * hook before ours is kept untyped and called as that type.
+ */
+typedef bool (*BoolExecutorStart) (QueryDesc *query, int eflags);
+typedef void (*VoidExecutorStart) (QueryDesc *query, int eflags);
+
+#define EXECUTOR_START_GIVES_BOOL \
+	_Generic(ExecutorStart_hook, BoolExecutorStart: true, default: false)
+
+static pg_funcptr_t previous_executor_start = NULL;
 
 static List *
 on_conflict_tables(PlannedStmt *stmt, Plan *plan, List *tables)
@@ -234,19 +247,30 @@ on_conflict_tables(PlannedStmt *stmt, Plan *plan, List *tables)
 	return tables;
 }
 
-static void
-watch_executor_start(QueryDesc *query, int eflags)
+/* Start the executor as the hook before ours would; false: the plan is no longer valid. */
+static bool
+start_executor(QueryDesc *query, int eflags)
+{
+	pg_funcptr_t start = previous_executor_start ? previous_executor_start :
+		(pg_funcptr_t) standard_ExecutorStart;
+
+	if (EXECUTOR_START_GIVES_BOOL)
+		return ((BoolExecutorStart) start) (query, eflags);
+	((VoidExecutorStart) start) (query, eflags);
+	return true;
+}
+
+static bool
+watch_start(QueryDesc *query, int eflags)
 {
 	PlannedStmt *stmt = query->plannedstmt;
 	List	   *tables = NIL;
 	ListCell   *cell;
 
-	if (previous_executor_start)
-		previous_executor_start(query, eflags);
-	else
-		standard_ExecutorStart(query, eflags);
+	if (!start_executor(query, eflags))
+		return false;
 	if (stmt == NULL || (stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE))
-		return;
+		return true;
 	/* a ModifyTable is the top of the plan, or of a CTE's subplan */
 	tables = on_conflict_tables(stmt, stmt->planTree, tables);
 	foreach(cell, stmt->subplans)
@@ -262,6 +286,19 @@ watch_executor_start(QueryDesc *query, int eflags)
 		on_conflict_statements = lappend(on_conflict_statements, s);
 		MemoryContextSwitchTo(old);
 	}
+	return true;
+}
+
+static bool
+watch_executor_start_bool(QueryDesc *query, int eflags)
+{
+	return watch_start(query, eflags);
+}
+
+static void
+watch_executor_start_void(QueryDesc *query, int eflags)
+{
+	(void) watch_start(query, eflags);
 }
 
 static void
@@ -352,8 +389,10 @@ inserting_on_conflict(Relation rel)
 void
 tlbf_trigger_init(void)
 {
-	previous_executor_start = ExecutorStart_hook;
-	ExecutorStart_hook = watch_executor_start;
+	previous_executor_start = (pg_funcptr_t) ExecutorStart_hook;
+	ExecutorStart_hook = (ExecutorStart_hook_type)
+		(EXECUTOR_START_GIVES_BOOL ? (pg_funcptr_t) watch_executor_start_bool :
+		 (pg_funcptr_t) watch_executor_start_void);
 	previous_executor_end = ExecutorEnd_hook;
 	ExecutorEnd_hook = watch_executor_end;
 	RegisterXactCallback(forget_on_abort, NULL);

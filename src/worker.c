@@ -76,6 +76,14 @@ static bool lost_database_lock = false;
 /* Is a maintenance worker running a batch (a table owner's code)? */
 static volatile sig_atomic_t in_batch = false;
 
+/*
+ * Does SIGTERM cancel the transaction the worker is in?  Always for a
+ * maintenance worker; for a snapshot worker only during a periodic save,
+ * which the final save at a clean stop makes again: a cancel anywhere else
+ * (its start, between rounds) would end it with an ERROR before that save.
+ */
+static volatile sig_atomic_t cancel_on_stop = true;
+
 /* The snapshot worker's wait event between rounds (compat.h), once named. */
 static uint32 snapshots_wait_event = 0;
 
@@ -218,7 +226,7 @@ handle_sigterm(SIGNAL_ARGS)
 	int			save_errno = errno;
 
 	ShutdownRequestPending = true;
-	if (in_batch || IsTransactionState())
+	if (in_batch || (cancel_on_stop && IsTransactionState()))
 	{
 		QueryCancelPending = true;
 		InterruptPending = true;
@@ -236,6 +244,12 @@ should_leave(void)
 {
 	LOCKTAG		tag = database_lock_tag();
 
+	/*
+	 * A cancel SIGTERM sent to a transaction that ended before it was seen:
+	 * the worker stops below, and must not stop on an ERROR instead.
+	 */
+	if (ShutdownRequestPending && !IsTransactionState())
+		QueryCancelPending = false;
 	CHECK_FOR_INTERRUPTS();
 	if (ConfigReloadPending)
 	{
@@ -359,10 +373,14 @@ tlbf_maintenance_main(Datum arg)
 
 /*
  * Save the shared filters of this database that changed.  A failure is
- * reported and the changes stay marked for the next try.
+ * reported and the changes stay marked for the next try.  The last save,
+ * at a clean stop, waits at most STOP_LOCK_TIMEOUT for a lock: one that a
+ * prepared transaction holds would otherwise hold up the shutdown for good.
  */
+#define STOP_LOCK_TIMEOUT	"10s"
+
 static void
-save_shared_filters(MemoryContext context)
+save_shared_filters(MemoryContext context, bool stopping)
 {
 	List	   *acks = NIL;
 	TimestampTz start = GetCurrentTimestamp();
@@ -372,6 +390,9 @@ save_shared_filters(MemoryContext context)
 	{
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
+		if (stopping)
+			(void) set_config_option("lock_timeout", STOP_LOCK_TIMEOUT, PGC_SUSET,
+									 PGC_S_OVERRIDE, GUC_ACTION_LOCAL, true, ERROR, false);
 		PushActiveSnapshot(GetTransactionSnapshot());
 		(void) tlbf_store_save(context, &acks);
 		PopActiveSnapshot();
@@ -425,6 +446,7 @@ tlbf_snapshots_main(Datum arg)
 	int			save_interval = tlbf_snapshot_interval;
 	int			retire_interval = tlbf_naptime;
 
+	cancel_on_stop = false;
 	start_in_database(arg, SNAPSHOT_NAME);
 	round = AllocSetContextCreate(TopMemoryContext, "tlbf snapshots round",
 								  ALLOCSET_DEFAULT_SIZES);
@@ -441,7 +463,10 @@ tlbf_snapshots_main(Datum arg)
 		follow_interval(tlbf_naptime, &retire_interval, now, &next_retire);
 		if (now >= next_save)
 		{
-			save_shared_filters(round);
+			/* a wait here (a lock a prepared transaction holds) must not delay a stop */
+			cancel_on_stop = true;
+			save_shared_filters(round, false);
+			cancel_on_stop = false;
 			/* on the planned beat, so that delays do not add up */
 			next_save = TimestampTzPlusMilliseconds(next_save, tlbf_snapshot_interval * 1000L);
 			if (next_save <= now)
@@ -470,8 +495,13 @@ tlbf_snapshots_main(Datum arg)
 						 tlbf_wait_event(&snapshots_wait_event, "TlbfSnapshotsMain"));
 		ResetLatch(MyLatch);
 	}
-	/* a clean stop: what changed since the last save is saved now */
+	/*
+	 * A clean stop: what changed since the last save is saved now, not
+	 * cancelled (a cancel of a periodic save is dropped), waiting no more
+	 * than STOP_LOCK_TIMEOUT for a lock.
+	 */
+	QueryCancelPending = false;
 	if (database_has_shared_filters())
-		save_shared_filters(round);
+		save_shared_filters(round, true);
 	leave();
 }
