@@ -87,6 +87,9 @@ my @samples = (
 	[ 'regnamespace', q{'public'} ], [ 'regconfig', q{'english'} ],
 	[ 'regdictionary', q{'simple'} ], [ 'regcollation', q{'"C"'} ],
 	[ 'aclitem', q{'=r/' || quote_ident(current_user)} ],);
+# types of later versions: oid8 (19), a number like oid
+push @samples, [ 'oid8', q{'42'} ], [ 'oid8', q{'9007199254740993'} ]
+  if $node->safe_psql('source', q{SELECT to_regtype('oid8') IS NOT NULL}) eq 't';
 push @samples, [ 'citext', q{'AbC'} ], [ 'citext', q{'abc'} ] if grep { $_ eq 'citext' } @contrib;
 push @samples, [ 'hstore', q{'"a"=>"1"'} ] if grep { $_ eq 'hstore' } @contrib;
 push @samples, [ 'ltree', q{'a.b'} ] if grep { $_ eq 'ltree' } @contrib;
