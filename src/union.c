@@ -122,8 +122,7 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 	for (int i = 0; i < n; i++)
 		truncated = tlbf_add_saturating(truncated, inputs[i]->truncated);
 	tlbf_merge(out, inputs, n);
-	tlbf_check_status_for(TLBF_OK, truncated, out, "the limit of 65536 slices",
-						  "Union fewer filters, or retire expired slices first (tlbf_retire).");
+	tlbf_check_status_for(TLBF_OK, truncated, out, TLBF_LIMIT_SLICES);
 	tlbf_set_length(out);
 	tlbf_check_filter_bytes(out);
 	return out;
