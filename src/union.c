@@ -106,10 +106,22 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 					 errdetail("Both hold %s keys, hashed by the hash functions of types that hash values unlike each other (their seeds differ).",
 							   tlbf_keys_description(tlbf_keys_of(inputs[i]))),
 					 errhint("Build the filters from keys of the same type.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot merge tlbf filters with different %s", differs),
-				 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		if (strcmp(differs, "hash scheme") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters with different hash scheme"),
+					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		if (strcmp(differs, "hash seed") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters with different hash seed"),
+					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		if (strcmp(differs, "key kind") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters with different key kind"),
+					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		elog(ERROR, "cannot merge tlbf filters with different %s", differs);
 	}
 
 	size = tlbf_merge_bytes(inputs, n);
