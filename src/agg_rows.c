@@ -168,7 +168,10 @@ tlbf_row_stream_receive(const bytea *bytes, MemoryContext context)
 	tlbf_agg_params(&received->params, sent->span, sent->error_rate);
 	received->params.seed = sent->keys.tag;	/* the filter hashes with it */
 	if (!tlbf_check_params(&received->params, &problem))
-		tlbf_agg_bad_state(problem.message);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid tlbf_agg state"),
+				 errdetail("Its parameters are invalid: %s.", problem.message)));
 
 	rows = MemoryContextAlloc(context, Max(sent->len, 1));
 	memcpy(rows, sent->rows, sent->len);

@@ -1055,7 +1055,7 @@ tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context, bool check
 
 		add_part(state, tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
 											ERRCODE_INVALID_BINARY_REPRESENTATION,
-											"aggregate state", NULL),
+											TLBF_VALUE_AGG_STATE, NULL),
 				 context);
 		MemoryContextSwitchTo(old);
 	}

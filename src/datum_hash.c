@@ -196,15 +196,47 @@ holds_labels(Oid type)
 	return OidIsValid(element) && holds_labels(element);
 }
 
-static void
-refuse_type(Oid type, Oid key_type, const char *why)
+/* Why a type is refused as a key, or as part of one. */
+typedef enum RefusedType
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("tlbf cannot hash keys of type %s", format_type_be(key_type)),
-			 type == key_type ? 0 :
-			 errdetail_internal("It holds values of type %s.", format_type_be(type)),
-			 errhint("%s", why)));
+	REFUSED_RECORD_ARRAY,		/* an array of rows of type record */
+	REFUSED_OID,				/* OIDs of database objects */
+	REFUSED_ACLITEM				/* OIDs of roles */
+} RefusedType;
+
+static void
+refuse_type(Oid type, Oid key_type, RefusedType why)
+{
+	const char *key_type_name = format_type_be(key_type);
+	const char *type_name = format_type_be(type);
+
+	switch (why)
+	{
+		case REFUSED_RECORD_ARRAY:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("tlbf cannot hash keys of type %s", key_type_name),
+					 type == key_type ? 0 :
+					 errdetail("It holds values of type %s.", type_name),
+					 errhint("Its elements are rows whose fields only each value knows: use an array of a composite type (CREATE TYPE ... AS).")));
+			break;
+		case REFUSED_OID:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("tlbf cannot hash keys of type %s", key_type_name),
+					 type == key_type ? 0 :
+					 errdetail("It holds values of type %s.", type_name),
+					 errhint("Its values are OIDs of database objects, which differ between databases and nodes and change on dump and restore: cast the key to text, the object's name.")));
+			break;
+		case REFUSED_ACLITEM:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("tlbf cannot hash keys of type %s", key_type_name),
+					 type == key_type ? 0 :
+					 errdetail("It holds values of type %s.", type_name),
+					 errhint("Its values hold OIDs of roles, which differ between clusters and change on dump and restore: cast the key to text.")));
+			break;
+	}
 }
 
 /*
@@ -251,8 +283,7 @@ check_keyable(Oid type, Oid collation, Oid key_type)
 	if (OidIsValid(element))
 	{
 		if (getBaseType(element) == RECORDOID)
-			refuse_type(base, key_type,
-						"Its elements are rows whose fields only each value knows: use an array of a composite type (CREATE TYPE ... AS).");
+			refuse_type(base, key_type, REFUSED_RECORD_ARRAY);
 		check_keyable(element, collation, key_type);	/* the array's collation */
 		return;
 	}
@@ -268,11 +299,9 @@ check_keyable(Oid type, Oid collation, Oid key_type)
 		return;
 	hash_proc = lookup_type_cache(base, TYPECACHE_HASH_EXTENDED_PROC)->hash_extended_proc;
 	if (hash_proc == F_HASHOIDEXTENDED && base != OIDOID)
-		refuse_type(base, key_type,
-					"Its values are OIDs of database objects, which differ between databases and nodes and change on dump and restore: cast the key to text, the object's name.");
+		refuse_type(base, key_type, REFUSED_OID);
 	if (hash_proc == F_HASH_ACLITEM_EXTENDED)
-		refuse_type(base, key_type,
-					"Its values hold OIDs of roles, which differ between clusters and change on dump and restore: cast the key to text.");
+		refuse_type(base, key_type, REFUSED_ACLITEM);
 }
 
 /*

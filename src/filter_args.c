@@ -26,16 +26,37 @@ tlbf_call_cache(FunctionCallInfo fcinfo)
 	return (CallCache *) fcinfo->flinfo->fn_extra;
 }
 
+/* The primary message for an invalid value from 'source' (in an ereport). */
+static int
+errmsg_invalid_value(TlbfValueSource source)
+{
+	switch (source)
+	{
+		case TLBF_VALUE_ARGUMENT:
+			return errmsg("invalid tlbf value in argument");
+		case TLBF_VALUE_TEXT_INPUT:
+			return errmsg("invalid tlbf value in text input");
+		case TLBF_VALUE_BINARY_INPUT:
+			return errmsg("invalid tlbf value in binary input");
+		case TLBF_VALUE_BYTEA_CAST:
+			return errmsg("invalid tlbf value in cast from bytea");
+		case TLBF_VALUE_AGG_STATE:
+			return errmsg("invalid tlbf value in aggregate state");
+	}
+	return errmsg("invalid tlbf value");
+}
+
 /*
  * Report an invalid value: an ERROR, or into 'escontext' when the caller
  * asks for soft errors (an input function under pg_input_is_valid).
  */
 static void
-report_invalid(int sqlstate, const char *what, const TlbfProblem *problem, Node *escontext)
+report_invalid(int sqlstate, TlbfValueSource source, const TlbfProblem *problem,
+			   Node *escontext)
 {
 	errsave(escontext,
 			errcode(sqlstate),
-			errmsg("invalid tlbf value in %s", what),
+			errmsg_invalid_value(source),
 			errdetail("%s.", problem->message));
 }
 
@@ -44,7 +65,8 @@ report_invalid(int sqlstate, const char *what, const TlbfProblem *problem, Node 
  * NULL if it is invalid and 'escontext' took the error.
  */
 static Tlbf *
-validated_soft(struct varlena *value, int sqlstate, const char *what, Node *escontext)
+validated_soft(struct varlena *value, int sqlstate, TlbfValueSource source,
+			   Node *escontext)
 {
 	TlbfProblem problem;
 
@@ -57,16 +79,16 @@ validated_soft(struct varlena *value, int sqlstate, const char *what, Node *esco
 	}
 	if (!tlbf_validate(value, VARSIZE(value), &problem))
 	{
-		report_invalid(sqlstate, what, &problem, escontext);
+		report_invalid(sqlstate, source, &problem, escontext);
 		return NULL;
 	}
 	return (Tlbf *) value;
 }
 
 static Tlbf *
-validated(struct varlena *value, int sqlstate, const char *what)
+validated(struct varlena *value, int sqlstate, TlbfValueSource source)
 {
-	return validated_soft(value, sqlstate, what, NULL);
+	return validated_soft(value, sqlstate, source, NULL);
 }
 
 /*
@@ -75,7 +97,7 @@ validated(struct varlena *value, int sqlstate, const char *what)
  * NULL if it is invalid and 'escontext' took the error.
  */
 Tlbf *
-tlbf_validated_copy(const char *data, Size len, int sqlstate, const char *what,
+tlbf_validated_copy(const char *data, Size len, int sqlstate, TlbfValueSource source,
 					Node *escontext)
 {
 	struct varlena *value;
@@ -84,14 +106,14 @@ tlbf_validated_copy(const char *data, Size len, int sqlstate, const char *what,
 	{
 		errsave(escontext,
 				errcode(sqlstate),
-				errmsg("invalid tlbf value in %s", what),
+				errmsg_invalid_value(source),
 				errdetail("The value is too large."));
 		return NULL;
 	}
 	value = palloc(VARHDRSZ + len);
 	SET_VARSIZE(value, VARHDRSZ + len);
 	memcpy(VARDATA(value), data, len);
-	return validated_soft(value, sqlstate, what, escontext);
+	return validated_soft(value, sqlstate, source, escontext);
 }
 
 /*
@@ -108,7 +130,7 @@ tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
 	MemoryContext old;
 
 	if (!VARATT_IS_EXTERNAL_ONDISK(raw) || fcinfo->flinfo == NULL)
-		return validated(pg_detoast_datum(raw), ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+		return validated(pg_detoast_datum(raw), ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT);
 
 	VARATT_EXTERNAL_GET_POINTER(toast_id, raw);
 	cache = tlbf_call_cache(fcinfo);
@@ -117,7 +139,7 @@ tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
 		return filter;
 	old = MemoryContextSwitchTo(tlbf_value_cache_memory(&cache->values,
 														fcinfo->flinfo->fn_mcxt));
-	filter = validated(detoast_attr(raw), ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+	filter = validated(detoast_attr(raw), ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT);
 	MemoryContextSwitchTo(old);
 	return tlbf_value_cache_keep(cache->values, &toast_id, filter);
 }
@@ -134,7 +156,7 @@ Tlbf *
 tlbf_arg_copy(FunctionCallInfo fcinfo, int argno)
 {
 	return validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
-					 ERRCODE_INVALID_PARAMETER_VALUE, "argument");
+					 ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT);
 }
 
 /* Set the varlena length word from the filter's own layout. */
@@ -220,14 +242,27 @@ tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
 void
 tlbf_check_status(TlbfStatus status, uint64 truncated_before, const Tlbf *f)
 {
-	tlbf_check_status_for(status, truncated_before, f, "the largest value PostgreSQL stores (1GB)",
-						  "Use a shorter span or a larger error rate.");
+	tlbf_check_status_for(status, truncated_before, f, TLBF_LIMIT_VALUE_SIZE);
+}
+
+/* What to do about reaching 'limit' (in an ereport). */
+static int
+errhint_limit(TlbfLimit limit)
+{
+	switch (limit)
+	{
+		case TLBF_LIMIT_VALUE_SIZE:
+			return errhint("Use a shorter span or a larger error rate.");
+		case TLBF_LIMIT_SLICES:
+			return errhint("Union fewer filters, or retire expired slices first (tlbf_retire).");
+	}
+	return 0;
 }
 
 /* The same, naming the limit that was reached and what to do about it. */
 void
 tlbf_check_status_for(TlbfStatus status, uint64 truncated_before, const Tlbf *f,
-					  const char *limit, const char *hint)
+					  TlbfLimit limit)
 {
 	static LocalTransactionId warned_in = InvalidLocalTransactionId;
 
@@ -238,16 +273,20 @@ tlbf_check_status_for(TlbfStatus status, uint64 truncated_before, const Tlbf *f,
 	if (status == TLBF_OVER_LIMIT)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tlbf filter would exceed %s", limit),
-				 errhint("%s", hint)));
+				 limit == TLBF_LIMIT_SLICES ?
+				 errmsg("tlbf filter would exceed the limit of 65536 slices") :
+				 errmsg("tlbf filter would exceed the largest value PostgreSQL stores (1GB)"),
+				 errhint_limit(limit)));
 	if (f->truncated > truncated_before && TLBF_MY_LOCAL_XID() != warned_in)
 	{
 		warned_in = TLBF_MY_LOCAL_XID();
 		ereport(WARNING,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tlbf filter reached %s and dropped unexpired slices", limit),
+				 limit == TLBF_LIMIT_SLICES ?
+				 errmsg("tlbf filter reached the limit of 65536 slices and dropped unexpired slices") :
+				 errmsg("tlbf filter reached the largest value PostgreSQL stores (1GB) and dropped unexpired slices"),
 				 errdetail("Keys in the dropped slices may now be reported absent; tlbf_info() counts such slices in \"truncated\" (now " UINT64_FORMAT ").",
 						   f->truncated),
-				 errhint("%s", hint)));
+				 errhint_limit(limit)));
 	}
 }

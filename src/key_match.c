@@ -719,10 +719,15 @@ tlbf_key_hash(KeyMatcher *matcher, const KeyFields *key, TlbfKeys filter_keys,
 	if (filter_keys.fields != 0 && filter_keys.fields != key->n)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("the key has %d field%s, but the tlbf filter holds keys of %d",
-						key->n, key->n == 1 ? "" : "s", filter_keys.fields),
-				 errdetail("The filter holds keys of kinds %s.", keys_text(filter_keys)),
-				 errhint("Pass a key of %d fields as ROW(...).", filter_keys.fields)));
+				 errmsg_plural("the key has %d field, but the tlbf filter holds keys of %d",
+							   "the key has %d fields, but the tlbf filter holds keys of %d",
+							   key->n, key->n, filter_keys.fields),
+				 errdetail_plural("The filter holds keys of kind %s.",
+								  "The filter holds keys of kinds %s.",
+								  filter_keys.fields, keys_text(filter_keys)),
+				 errhint_plural("Pass a key of %d field as ROW(...).",
+								"Pass a key of %d fields as ROW(...).",
+								filter_keys.fields, filter_keys.fields)));
 	for (int i = 0; i < key->n; i++)
 	{
 		memset(&hashes[i], 0, sizeof(TlbfHash));

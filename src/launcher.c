@@ -197,12 +197,18 @@ report_no_slot(DatabaseWorkerKind kind, Oid database)
 
 	if (!TimestampDifferenceExceeds(last_no_slot_report, now, tlbf_naptime * 1000))
 		return;
-	ereport(LOG,
-			(errmsg("tlbf: no background worker slot free for a %s in database %u",
-					kind == MAINTENANCE_WORKER ? "maintenance pass" : "snapshot worker",
-					database),
-			 errdetail("It will be tried again; meanwhile that database is not maintained."),
-			 errhint("Raise max_worker_processes.")));
+	if (kind == MAINTENANCE_WORKER)
+		ereport(LOG,
+				(errmsg("tlbf: no background worker slot free for a maintenance pass in database %u",
+						database),
+				 errdetail("It will be tried again; meanwhile that database is not maintained."),
+				 errhint("Raise max_worker_processes.")));
+	else
+		ereport(LOG,
+				(errmsg("tlbf: no background worker slot free for a snapshot worker in database %u",
+						database),
+				 errdetail("It will be tried again; meanwhile that database is not maintained."),
+				 errhint("Raise max_worker_processes.")));
 	/*
 	 * Measured from after the line was written: two lines are then a
 	 * naptime apart by their own times in the log, however late the first

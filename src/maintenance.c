@@ -337,14 +337,20 @@ run_on_node(const CitusPlacement *p, Oid owner, const char *command)
 	if (tlbf_safe_execute("SELECT success, result FROM pg_catalog.master_run_on_worker("
 						  "ARRAY[$1], ARRAY[$2], ARRAY[$3], false)",
 						  3, types, values, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not reach node %s:%d", p->node, p->port);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not reach node %s:%d", p->node, p->port)));
 	tlbf_unbecome(&role);
 	success = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	result = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 	if (isnull || !success)
 		ereport(ERROR,
-				(errmsg("tlbf maintenance of shard %s on node %s:%d failed: %s",
-						p->shard_name, p->node, p->port, result ? result : "no result")));
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("tlbf maintenance of shard %s on node %s:%d failed",
+						p->shard_name, p->node, p->port),
+				 result ?
+				 errdetail("Remote error: %s", result) :
+				 errdetail("The node returned no result.")));
 	return result ? result : "";
 }
 
@@ -519,7 +525,7 @@ maintain_column(const Pass *pass, Registration *r)
 		if (replication != 's')
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("tlbf maintenance of Citus table %s is not supported: its shards have a copy on several nodes",
+					 errmsg("tlbf cannot maintain Citus table %s because its shards have a copy on several nodes",
 							get_rel_name(r->relid)),
 					 errhint("Only distributed tables (one copy of each shard) are maintained.")));
 		end_step(pass);
@@ -626,11 +632,16 @@ maintain_column_safely(const Pass *pass, Registration *r, MemoryContext context)
 			RollbackAndReleaseCurrentSubTransaction();
 			MemoryContextSwitchTo(context);
 			CurrentResourceOwner = owner;
-			ereport(WARNING,
-					(errcode(error->sqlerrcode),
-					 errmsg("tlbf maintenance of %s skipped: %s",
-							get_rel_name(r->relid) ? get_rel_name(r->relid) : "a dropped table",
-							error->message)));
+			if (get_rel_name(r->relid) != NULL)
+				ereport(WARNING,
+						(errcode(error->sqlerrcode),
+						 errmsg("tlbf maintenance of %s skipped", get_rel_name(r->relid)),
+						 errdetail("The error was: %s", error->message)));
+			else
+				ereport(WARNING,
+						(errcode(error->sqlerrcode),
+						 errmsg("tlbf maintenance of a dropped table skipped"),
+						 errdetail("The error was: %s", error->message)));
 		}
 	}
 	PG_END_TRY();

@@ -632,7 +632,8 @@ report_unloaded(const Unloaded *u)
 		case UNLOADED_OLD_TABLE:
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("shared tlbf filter \"%s\" is not loaded: the extension in this database predates version 1.4", u->name),
+					 errmsg("shared tlbf filter \"%s\" is not loaded", u->name),
+					 errdetail("The tlbf extension in this database predates version 1.4."),
 					 errhint("Update it: ALTER EXTENSION tlbf UPDATE.")));
 			break;
 		case UNLOADED_NO_SLOT:

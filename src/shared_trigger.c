@@ -107,9 +107,9 @@ check_citus_shard(const TriggerPlan *plan, Relation rel)
 	if (shard.replication != 's')
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("tlbf_reject_recent cannot guard Citus table %s: its shards have a copy on several nodes",
+				 errmsg("tlbf_reject_recent cannot guard Citus table %s",
 						shard.table),
-				 errdetail("Each node checks its own shared filter, so the copies could keep different rows."),
+				 errdetail("Its shards have a copy on several nodes, and each node checks its own shared filter, so the copies could keep different rows."),
 				 errhint("Guard a distributed table (create_distributed_table) instead of a reference table.")));
 	if (shard.column == NULL)
 		return true;			/* a single shard: every row reaches it */
@@ -438,7 +438,7 @@ make_plan(TriggerData *data, MemoryContext context)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tlbf_reject_recent needs a filter name and at least one column"),
-				 errhint("EXECUTE FUNCTION tlbf_reject_recent(['error',] ['threshold=P',] ['prior=Q',] ['on_full=error|drop',] 'filter', 'column' [, ...])")));
+				 errhint("Create the trigger with EXECUTE FUNCTION tlbf_reject_recent(['error',] ['threshold=P',] ['prior=Q',] ['on_full=error|drop',] 'filter', 'column' [, ...]).")));
 	if (strlen(trigger->tgargs[first]) >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),

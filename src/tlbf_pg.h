@@ -67,19 +67,37 @@ extern Tlbf *tlbf_value_cache_keep(ValueCache *cache, const struct varatt_extern
 								   Tlbf *filter);
 
 /* filter_args.c */
+
+/* Where a value checked by tlbf_validated_copy came from, for its error. */
+typedef enum TlbfValueSource
+{
+	TLBF_VALUE_ARGUMENT,		/* a function's argument */
+	TLBF_VALUE_TEXT_INPUT,		/* tlbf_in */
+	TLBF_VALUE_BINARY_INPUT,	/* tlbf_recv */
+	TLBF_VALUE_BYTEA_CAST,		/* CAST (bytea AS tlbf) */
+	TLBF_VALUE_AGG_STATE		/* a partial tlbf_agg state */
+} TlbfValueSource;
+
+/* The limit that made a filter drop live slices, for its warning. */
+typedef enum TlbfLimit
+{
+	TLBF_LIMIT_VALUE_SIZE,		/* the largest value PostgreSQL stores */
+	TLBF_LIMIT_SLICES			/* the format's 65536 slices, in a union */
+} TlbfLimit;
+
 extern CallCache *tlbf_call_cache(FunctionCallInfo fcinfo);
 extern Tlbf *tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw);
 extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
-								 const char *what, Node *escontext);
+								 TlbfValueSource source, Node *escontext);
 extern Size tlbf_filter_bytes_cap(void);
 extern void tlbf_check_filter_bytes(const Tlbf *f);
 extern void tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context);
 extern void tlbf_check_status(TlbfStatus status, uint64 truncated_before,
 							  const Tlbf *f);
 extern void tlbf_check_status_for(TlbfStatus status, uint64 truncated_before,
-								  const Tlbf *f, const char *limit, const char *hint);
+								  const Tlbf *f, TlbfLimit limit);
 extern void tlbf_set_length(Tlbf *f);
 
 /* filter_params.c */

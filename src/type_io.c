@@ -86,7 +86,7 @@ tlbf_in(PG_FUNCTION_ARGS)
 	/* (bad input is reported softly where the caller asks: pg_input_is_valid) */
 	if (decoded == NULL)
 		return (Datum) 0;
-	f = tlbf_validated_copy(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION, "text input",
+	f = tlbf_validated_copy(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION, TLBF_VALUE_TEXT_INPUT,
 							fcinfo->context);
 	if (f == NULL)
 		return (Datum) 0;
@@ -110,7 +110,7 @@ tlbf_recv(PG_FUNCTION_ARGS)
 
 	PG_RETURN_POINTER(tlbf_validated_copy(data, len,
 										  ERRCODE_INVALID_BINARY_REPRESENTATION,
-										  "binary input", NULL));
+										  TLBF_VALUE_BINARY_INPUT, NULL));
 }
 
 Datum
@@ -148,5 +148,5 @@ tlbf_from_bytea(PG_FUNCTION_ARGS)
 
 	PG_RETURN_POINTER(tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
 										  ERRCODE_INVALID_BINARY_REPRESENTATION,
-										  "cast from bytea", NULL));
+										  TLBF_VALUE_BYTEA_CAST, NULL));
 }

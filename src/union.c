@@ -106,10 +106,22 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 					 errdetail("Both hold %s keys, hashed by the hash functions of types that hash values unlike each other (their seeds differ).",
 							   tlbf_keys_description(tlbf_keys_of(inputs[i]))),
 					 errhint("Build the filters from keys of the same type.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot merge tlbf filters with different %s", differs),
-				 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		if (strcmp(differs, "hash scheme") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters with different hash scheme"),
+					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		if (strcmp(differs, "hash seed") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters with different hash seed"),
+					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		if (strcmp(differs, "key kind") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters with different key kind"),
+					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+		elog(ERROR, "cannot merge tlbf filters with different %s", differs);
 	}
 
 	size = tlbf_merge_bytes(inputs, n);
@@ -122,8 +134,7 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 	for (int i = 0; i < n; i++)
 		truncated = tlbf_add_saturating(truncated, inputs[i]->truncated);
 	tlbf_merge(out, inputs, n);
-	tlbf_check_status_for(TLBF_OK, truncated, out, "the limit of 65536 slices",
-						  "Union fewer filters, or retire expired slices first (tlbf_retire).");
+	tlbf_check_status_for(TLBF_OK, truncated, out, TLBF_LIMIT_SLICES);
 	tlbf_set_length(out);
 	tlbf_check_filter_bytes(out);
 	return out;
