@@ -329,7 +329,12 @@ my $dump = $node->basedir . '/keys.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('source') ], 'pg_dump');
 $node->safe_psql('postgres', 'CREATE DATABASE restored');
 $node->safe_psql('restored', q{CREATE TYPE shifts_oids AS ENUM ('a', 'b', 'c', 'd', 'e')});
-$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ], 'pg_restore');
+{
+	# (as in 004_dump_restore: the restore ends with an error there, after the data)
+	local $main::TODO = $node->pg_version =~ /^16beta2$/
+	  ? 'pg_dump of PostgreSQL 16beta2 dumps the policies of extension tables' : undef;
+	$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ], 'pg_restore');
+}
 my $oid_of = q{SELECT oid FROM pg_enum WHERE enumtypid = 'mood'::regtype AND enumlabel = 'happy'};
 isnt($node->safe_psql('restored', $oid_of), $node->safe_psql('source', $oid_of),
 	'the enum got other OIDs in the restored database');
