@@ -15,13 +15,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
 #include "heap_memory.h"
 #include "tlbf.h"
 
 #define SECOND	INT64_C(1000000)
 #define SPAN	(60 * SECOND)
 #define START	INT64_C(757382400000000)
-#define ROUNDS	5
 
 typedef struct PlainBloom
 {
@@ -60,37 +60,6 @@ plain_has(const PlainBloom *b, TlbfHash h)
 			return false;
 	}
 	return true;
-}
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static TlbfHash
-key_hash(uint64_t key)
-{
-	return tlbf_hash_bytes(&key, sizeof(key), 0);
-}
-
-static int
-compare_doubles(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v)
-{
-	qsort(v, ROUNDS, sizeof(double), compare_doubles);
-	return v[ROUNDS / 2];
 }
 
 static volatile long sink;

@@ -29,13 +29,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
 #include "heap_memory.h"
 #include "tlbf.h"
 
 #define SECOND	INT64_C(1000000)
 #define SPAN	(60 * SECOND)
 #define START	INT64_C(757382400000000)
-#define ROUNDS	5
 
 #define GENERATIONS	5			/* live: those overlapping one span */
 #define PARTS		4			/* generations per span */
@@ -233,37 +233,6 @@ il_has(const Interleaved *il, TlbfHash h, TlbfTime at, int64_t window)
 			(line[2 * piece + 1] & want[1]) == want[1])
 			return true;
 	return false;
-}
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static TlbfHash
-key_hash(uint64_t key)
-{
-	return tlbf_hash_bytes(&key, sizeof(key), 0);
-}
-
-static int
-compare_doubles(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v)
-{
-	qsort(v, ROUNDS, sizeof(double), compare_doubles);
-	return v[ROUNDS / 2];
 }
 
 static volatile long sink;

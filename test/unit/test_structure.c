@@ -329,6 +329,53 @@ test_burst_under_cap(void **state)
 	tf_free(&t);
 }
 
+/*
+ * New keys much faster than the capacity said, early in a long span (a
+ * dedup trigger's first seconds: every key is new), some dated a little
+ * before others already added (a shared filter folds keys as their
+ * transactions commit, not as they started), under a fixed region that
+ * may drop no live slice: a key dated before its generation began reads as
+ * a burst at one instant, and grows the next slice as much as growth
+ * allows.  The filter still holds its capacity before it is full, and
+ * misses none of the keys it took.
+ */
+static void
+test_fast_start_under_cap(void **state)
+{
+	TestFilter	t;
+	int64_t		hour = INT64_C(3600000000);
+	uint64_t	key = 0;
+	long		absent = 0;
+	TlbfTime	at = START;
+	TlbfStatus	status = TLBF_OK;
+
+	tf_create(&t, hour, 0.001, 200000);
+	t.memory.max_bytes = 2940888;	/* the region tlbf_shared_create gives it */
+	t.memory.keep_live = true;
+	while (status == TLBF_OK && key < 2000000)
+	{
+		/*
+		 * 10,000 new keys a second; one in seven dated 20 ms earlier, as a
+		 * transaction that started before others but committed after them
+		 * enters a shared filter's bits (keys are folded as they commit)
+		 */
+		at += 100;
+		status = tlbf_insert(&t.f, &t.memory, key_hash(key),
+							 key % 7 == 0 ? at - 20000 : at);
+		if (status == TLBF_OK)
+			key++;
+	}
+	print_message("10,000 new keys a second into a span of an hour, a region of 2,940,888 bytes: "
+				  "%lu keys held, %u slices\n", (unsigned long) key, t.f->nslices);
+	assert_true(key >= 200000);
+	assert_true(tlbf_size(t.f) <= 2940888);
+	assert_int_equal(t.f->truncated, 0);
+	for (uint64_t k = 0; k < key; k++)
+		absent += !tlbf_query(t.f, key_hash(k), at, hour);
+	assert_int_equal(absent, 0);
+	tf_free(&t);
+}
+
 static Tlbf *
 merged(const Tlbf *a, const Tlbf *b)
 {
@@ -610,6 +657,7 @@ main(void)
 		cmocka_unit_test(test_retire_keeps_answers),
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_burst_under_cap),
+		cmocka_unit_test(test_fast_start_under_cap),
 		cmocka_unit_test(test_union_no_false_negatives),
 		cmocka_unit_test(test_union_then_insert),
 		cmocka_unit_test(test_union_of_many),
