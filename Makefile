@@ -183,9 +183,9 @@ matrix:
 # --- benchmark programs -----------------------------------------------------
 BENCH_TOOLS = build/bench/core_bench build/bench/make_filter build/bench/layout_bench
 
-build/bench/%: test/bench/%.c $(CORE_SRCS) $(CORE_HEADERS) test/heap_memory.h
+build/bench/%: test/bench/%.c $(CORE_SRCS) $(CORE_HEADERS) test/heap_memory.h test/bench/bench_timing.h
 	@mkdir -p $(dir $@)
-	gcc -std=gnu11 -O2 -g -Wall -fno-strict-aliasing -fwrapv -Isrc/core -Itest -o $@ $< $(CORE_SRCS) -lm
+	gcc -std=gnu11 -O2 -g -Wall -fno-strict-aliasing -fwrapv -Isrc/core -Itest -Itest/bench -o $@ $< $(CORE_SRCS) -lm
 
 bench-tools: $(BENCH_TOOLS)
 
