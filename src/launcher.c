@@ -207,7 +207,7 @@ report_no_slot(DatabaseWorkerKind kind, Oid database)
 		ereport(LOG,
 				(errmsg("tlbf: no background worker slot free for a snapshot worker in database %u",
 						database),
-				 errdetail("It will be tried again; meanwhile that database is not maintained."),
+				 errdetail("It will be tried again; meanwhile the shared filters of that database are not saved."),
 				 errhint("Raise max_worker_processes.")));
 	/*
 	 * Measured from after the line was written: two lines are then a
