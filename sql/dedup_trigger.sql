@@ -128,6 +128,15 @@ BEGIN;
 INSERT INTO clicks VALUES (1, 'lee') ON CONFLICT (id) DO NOTHING;
 INSERT INTO clicks VALUES (6, 'lee');
 COMMIT;
+-- ... and the row that took it in a savepoint rolled back leaves it free:
+-- its confirmation marks its own reservation, not the skipped row's
+BEGIN;
+INSERT INTO clicks VALUES (1, 'mia') ON CONFLICT (id) DO NOTHING;
+SAVEPOINT s;
+INSERT INTO clicks VALUES (7, 'mia');
+ROLLBACK TO s;
+COMMIT;
+INSERT INTO clicks VALUES (8, 'mia');
 SELECT id, ad FROM clicks ORDER BY id;
 -- without the AFTER trigger (dropped since), ON CONFLICT is refused again
 DROP TRIGGER dedup_stored ON clicks;

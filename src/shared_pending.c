@@ -330,7 +330,10 @@ key_fate(PendingKey *k)
  * The same, cheaper for the many keys a fold looks at: the commit log
  * first (a key whose transaction is committed there is committed, even if
  * the transaction has not left the process array yet), then the process
- * array, which takes a lock and looks through every backend.
+ * array, which takes a lock and looks through every backend.  One that
+ * has left it may have committed since the first look (a commit is
+ * written to the log, then leaves the array): the log is read again
+ * before a key is taken for rolled back and freed.
  */
 static KeyFate
 fate_for_fold(TransactionId xid)
@@ -339,7 +342,9 @@ fate_for_fold(TransactionId xid)
 		return FATE_MINE;
 	if (TransactionIdDidCommit(xid))
 		return FATE_COMMITTED;
-	return TransactionIdIsInProgress(xid) ? FATE_OPEN : FATE_ROLLED_BACK;
+	if (TransactionIdIsInProgress(xid))
+		return FATE_OPEN;
+	return TransactionIdDidCommit(xid) ? FATE_COMMITTED : FATE_ROLLED_BACK;
 }
 
 /*
@@ -566,7 +571,11 @@ tlbf_pending_reserve(PendingFilter filter, const char *name, TlbfHash hash, Tlbf
 
 /*
  * Mark a key this transaction reserved as stored (its row is in the
- * table).  False if this transaction holds no such key.
+ * table).  False if this transaction holds no such key.  Of several
+ * reservations of the key (an earlier statement's row that ON CONFLICT
+ * skipped, then this one's, perhaps in a subtransaction), the newest is
+ * this row's: marking an older one would keep the key if this row's
+ * subtransaction rolled back.
  */
 bool
 tlbf_pending_confirm(PendingFilter filter, TlbfHash hash)
@@ -574,7 +583,7 @@ tlbf_pending_confirm(PendingFilter filter, TlbfHash hash)
 	int			p = part_for(hash);
 	PendingPart *part = part_of(p);
 	int			capacity = part_capacity();
-	bool		found = false;
+	PendingKey *newest = NULL;
 
 	LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
 	for (int i = home_of(hash), n = 0; n < capacity && part->keys[i].state != PENDING_FREE;
@@ -583,15 +592,14 @@ tlbf_pending_confirm(PendingFilter filter, TlbfHash hash)
 		PendingKey *k = &part->keys[i];
 
 		if (same_key(k, filter, hash) && k->state == PENDING_RESERVED &&
-			TransactionIdIsCurrentTransactionId(k->xid))
-		{
-			k->state = PENDING_STORED_ROW;
-			found = true;
-			break;
-		}
+			TransactionIdIsCurrentTransactionId(k->xid) &&
+			(newest == NULL || k->command >= newest->command))
+			newest = k;
 	}
+	if (newest != NULL)
+		newest->state = PENDING_STORED_ROW;
 	LWLockRelease(&locks[p].lock);
-	if (found && unconfirmed != NULL)
+	if (newest != NULL && unconfirmed != NULL)
 	{
 		UnconfirmedId id;
 		UnconfirmedKey *entry;
@@ -607,7 +615,7 @@ tlbf_pending_confirm(PendingFilter filter, TlbfHash hash)
 			(void) hash_search(unconfirmed, &id, HASH_REMOVE, NULL);
 		}
 	}
-	return found;
+	return newest != NULL;
 }
 
 /* About how many keys wait for the filter. */
