@@ -138,6 +138,58 @@ ROLLBACK TO s;
 COMMIT;
 INSERT INTO clicks VALUES (8, 'mia');
 SELECT id, ad FROM clicks ORDER BY id;
+-- A trigger that runs SQL in the middle of a statement (an audit trigger)
+-- advances the command counter: the rows of one statement, or of one COPY,
+-- still see each other's keys.
+CREATE TABLE click_audit (ad text);
+CREATE FUNCTION audit_click() RETURNS trigger LANGUAGE plpgsql
+    AS $$BEGIN INSERT INTO click_audit VALUES (NEW.ad); RETURN NEW; END$$;
+CREATE TRIGGER audit BEFORE INSERT ON clicks FOR EACH ROW EXECUTE FUNCTION audit_click();
+INSERT INTO clicks VALUES (20, 'ned'), (21, 'ned'), (22, 'ned');
+INSERT INTO clicks SELECT g, 'ola' FROM generate_series(23, 25) g ON CONFLICT (id) DO NOTHING;
+COPY clicks FROM stdin;
+26	pam
+27	pam
+\.
+BEGIN;
+COPY clicks FROM stdin;
+28	rex
+\.
+INSERT INTO clicks VALUES (29, 'rex');
+COMMIT;
+-- ... and a statement skipped by ON CONFLICT leaves its key free for the next
+BEGIN;
+INSERT INTO clicks VALUES (20, 'sue') ON CONFLICT (id) DO NOTHING;
+INSERT INTO clicks VALUES (30, 'sue');
+COMMIT;
+SELECT id, ad FROM clicks WHERE id >= 20 ORDER BY id;
+SELECT count(*) AS "audited rows" FROM click_audit;
+DROP TRIGGER audit ON clicks;
+-- The AFTER trigger must confirm every row when its statement ends: a
+-- deferrable one, or one with a WHEN condition, is refused.
+DROP TRIGGER dedup_stored ON clicks;
+CREATE CONSTRAINT TRIGGER dedup_stored AFTER INSERT ON clicks DEFERRABLE
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'ad');
+INSERT INTO clicks VALUES (31, 'tom');
+DROP TRIGGER dedup_stored ON clicks;
+CREATE TRIGGER dedup_stored AFTER INSERT ON clicks FOR EACH ROW
+    WHEN (NEW.id > 100) EXECUTE FUNCTION tlbf_reject_recent('clicks', 'ad');
+INSERT INTO clicks VALUES (31, 'tom');
+DROP TRIGGER dedup_stored ON clicks;
+-- An AFTER trigger that does not fire in this session (it fires on the
+-- origin only, the BEFORE trigger always) confirms nothing: the BEFORE
+-- trigger then takes keys as stored, and refuses ON CONFLICT.
+CREATE TRIGGER dedup_stored AFTER INSERT ON clicks
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'ad');
+ALTER TABLE clicks ENABLE ALWAYS TRIGGER dedup;
+SET session_replication_role = replica;
+INSERT INTO clicks VALUES (31, 'uma');
+INSERT INTO clicks VALUES (32, 'uma');
+INSERT INTO clicks VALUES (33, 'val') ON CONFLICT (id) DO NOTHING;
+RESET session_replication_role;
+INSERT INTO clicks VALUES (34, 'uma'), (35, 'wes') ON CONFLICT (id) DO NOTHING;
+SELECT id, ad FROM clicks WHERE id > 30 ORDER BY id;
+ALTER TABLE clicks ENABLE TRIGGER dedup;
 -- without the AFTER trigger (dropped since), ON CONFLICT is refused again
 DROP TRIGGER dedup_stored ON clicks;
 INSERT INTO clicks VALUES (7, 'max') ON CONFLICT (id) DO NOTHING;
@@ -199,5 +251,7 @@ SELECT outcome($$SELECT tlbf_shared_contains_fields('pairs_v1', '1', '42')$$);
 DROP TABLE signups, orders, payments, ads, clicks, burst, skus, pairs;
 DROP FUNCTION format_1(tlbf);
 DROP FUNCTION skip_or_lower();
+DROP TABLE click_audit;
+DROP FUNCTION audit_click();
 SELECT tlbf_shared_drop(name) FROM tlbf_shared_list()
 WHERE name IN ('signups', 'payments', 'ads', 'clicks', 'burst', 'pairs', 'pairs_v1');

@@ -11,6 +11,7 @@
 #include "shared_functions.h"
 #include "shared_pending.h"
 #include "shared_store.h"
+#include "statements.h"
 
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -29,7 +30,7 @@ _PG_init(void)
 		tlbf_directory_init();
 		tlbf_pending_init();
 		tlbf_store_init();
-		tlbf_trigger_init();
+		tlbf_statements_init();
 		tlbf_register_launcher();
 	}
 	/* after every definition: placeholders of undefined names are removed */

@@ -55,6 +55,5 @@ extern bool tlbf_shared_confirm(const char *name, TlbfHash hash, TlbfKeys basis,
 								SharedKeyGuess *guess);
 
 /* shared_trigger.c */
-extern void tlbf_trigger_init(void);
 
 #endif							/* TLBF_SHARED_FUNCTIONS_H */

@@ -26,9 +26,9 @@
  * trigger (so that a concurrent insertion of it waits), and marked stored
  * by its AFTER trigger, which fires only for a row that was stored (not for
  * one INSERT ... ON CONFLICT DO NOTHING skipped), at the end of the
- * statement.  A key reserved by an earlier statement of this transaction
- * and never marked stored does not count, nor does a committed key that
- * was never marked stored: the fold drops it.
+ * statement.  A key reserved by a statement of this transaction that has
+ * finished (statements.c) without marking it stored does not count, nor
+ * does a committed key that was never marked stored: the fold drops it.
  *
  * The table has tlbf.max_pending_keys entries in PENDING_PARTITIONS parts,
  * each with its LWLock; a key's part and place in it come from its hash
@@ -45,6 +45,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_pending.h"
+#include "statements.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,7 +82,8 @@ typedef struct PendingKey
 	uint64		generation;		/* of the filter's slot */
 	TlbfTime	at;				/* when it was added */
 	TransactionId xid;			/* the (sub)transaction that added it */
-	CommandId	command;		/* and its statement */
+	uint32		statement;		/* and its statement, if this backend's
+								 * (statements.c; 0: not known) */
 	int16		slot;			/* the filter's directory slot */
 	uint8		state;			/* PendingState */
 	uint8		ended;			/* FATE_COMMITTED or FATE_ROLLED_BACK once
@@ -368,9 +370,8 @@ scan_part(int p, PendingFilter filter, TlbfHash hash, TransactionId *wait_for, T
 		switch (key_fate(k))
 		{
 			case FATE_MINE:
-				/* reserved by an earlier statement, never confirmed: skipped */
-				if (k->state == PENDING_RESERVED &&
-					k->command < GetCurrentCommandId(false))
+				/* reserved by a statement that ended without storing its row */
+				if (k->state == PENDING_RESERVED && !tlbf_statement_running(k->statement))
 					continue;
 				*at = k->at;
 				return PENDING_STORED;
@@ -435,8 +436,8 @@ put_key(int p, PendingFilter filter, TlbfHash hash, TlbfTime at, TransactionId x
 	part->keys[i].generation = filter.generation;
 	part->keys[i].at = at;
 	part->keys[i].xid = xid;
-	part->keys[i].command = TransactionIdIsCurrentTransactionId(xid) ?
-		GetCurrentCommandId(false) : FirstCommandId;
+	part->keys[i].statement = TransactionIdIsCurrentTransactionId(xid) ?
+		tlbf_statement_current() : 0;
 	part->keys[i].slot = (int16) filter.slot;
 	part->keys[i].state = stored ? PENDING_STORED_ROW : PENDING_RESERVED;
 	part->keys[i].ended = 0;
@@ -593,7 +594,7 @@ tlbf_pending_confirm(PendingFilter filter, TlbfHash hash)
 
 		if (same_key(k, filter, hash) && k->state == PENDING_RESERVED &&
 			TransactionIdIsCurrentTransactionId(k->xid) &&
-			(newest == NULL || k->command >= newest->command))
+			(newest == NULL || k->statement >= newest->statement))
 			newest = k;
 	}
 	if (newest != NULL)

@@ -35,6 +35,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_functions.h"
+#include "statements.h"
 
 #include <math.h>
 
@@ -42,10 +43,7 @@
 #include "citus_tables.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
-#include "catalog/partition.h"
-#include "executor/executor.h"
 #include "executor/spi.h"
-#include "parser/parsetree.h"
 #include "lib/stringinfo.h"
 #include "tcop/pquery.h"
 #include "utils/builtins.h"
@@ -75,6 +73,7 @@ typedef struct TriggerPlan
 	SharedKeyGuess guess;		/* the filter's kind of key, as last seen */
 	bool		on_shard;		/* fires on a shard of a Citus table */
 	bool		confirmed_after;	/* an AFTER trigger confirms stored rows */
+	int			checked_role;	/* the session_replication_role it was found for */
 } TriggerPlan;
 
 /* The value of a trigger option that is a probability, checked. */
@@ -148,13 +147,26 @@ same_arguments(const Trigger *a, const Trigger *b)
 	(TRIGGER_FOR_ROW((t)->tgtype) && TRIGGER_FOR_INSERT((t)->tgtype) && \
 	 (t)->tgenabled != TRIGGER_DISABLED && !(t)->tgisinternal)
 
+/* Does trigger 't' fire in this session (session_replication_role)? */
+static bool
+fires_now(const Trigger *t)
+{
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
+		return t->tgenabled == TRIGGER_FIRES_ON_REPLICA || t->tgenabled == TRIGGER_FIRES_ALWAYS;
+	return t->tgenabled == TRIGGER_FIRES_ON_ORIGIN || t->tgenabled == TRIGGER_FIRES_ALWAYS;
+}
+
 /*
  * The BEFORE trigger must see the row last: a BEFORE INSERT trigger that
  * fires after it (triggers fire in name order) could change the key, or
  * skip the row, after its key was taken.  Returns whether an AFTER INSERT
- * trigger with the same arguments goes with it (to confirm each row that
- * was stored: needed for INSERT ... ON CONFLICT, which may skip a row the
- * BEFORE trigger let through).
+ * trigger with the same arguments fires with it in this session (to
+ * confirm each row that was stored: needed for INSERT ... ON CONFLICT,
+ * which may skip a row the BEFORE trigger let through).  Such a trigger
+ * must fire for every row, when its statement ends: one that is deferrable
+ * (it would confirm at commit, after later statements looked for the key)
+ * or has a WHEN condition (it would leave rows unconfirmed, their keys
+ * dropped) is refused.
  */
 static bool
 check_trigger_pair(const Trigger *before, Relation rel)
@@ -176,9 +188,18 @@ check_trigger_pair(const Trigger *before, Relation rel)
 					 errdetail("BEFORE INSERT triggers fire in the order of their names, and tlbf_reject_recent must see the row as it will be stored: a trigger after it could change its key or skip it."),
 					 errhint("Rename the tlbf_reject_recent trigger so that its name sorts after \"%s\".",
 							 t->tgname)));
-		/* (deferred, it would confirm at commit: after later statements) */
-		if (TRIGGER_FOR_AFTER(t->tgtype) && t->tgfoid == before->tgfoid &&
-			!t->tginitdeferred && same_arguments(t, before))
+		if (!TRIGGER_FOR_AFTER(t->tgtype) || t->tgfoid != before->tgfoid ||
+			!same_arguments(t, before))
+			continue;
+		if (t->tgdeferrable || t->tgqual != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("AFTER INSERT trigger \"%s\" on table \"%s\" cannot confirm the rows of tlbf_reject_recent trigger \"%s\"",
+							t->tgname, RelationGetRelationName(rel), before->tgname),
+					 errdetail("It is %s: the AFTER trigger must fire for every row stored, when its statement ends.",
+							   t->tgdeferrable ? "deferrable" : "limited by a WHEN condition"),
+					 errhint("Create it as a plain AFTER INSERT ... FOR EACH ROW trigger.")));
+		if (fires_now(t))
 			has_after = true;
 	}
 	return has_after;
@@ -201,202 +222,6 @@ require_after_trigger(const Trigger *before, Relation rel)
 			 errhint("CREATE TRIGGER %s_stored AFTER INSERT ON %s FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent(...), with the arguments of \"%s\".",
 					 quote_identifier(before->tgname),
 					 quote_identifier(RelationGetRelationName(rel)), before->tgname)));
-}
-
-/*
- * The tables that running statements insert into with ON CONFLICT, as the
- * executor hooks saw them start (a statement may be nested in another's
- * trigger or function).  In TopMemoryContext; an abort of the
- * (sub)transaction that started one forgets it.
- */
-typedef struct OnConflictStatement
-{
-	QueryDesc  *query;
-	List	   *tables;			/* OIDs */
-	SubTransactionId subxact;
-} OnConflictStatement;
-
-static List *on_conflict_statements = NIL;
-static ExecutorEnd_hook_type previous_executor_end = NULL;
-
-/*
- * PostgreSQL 18beta1 made ExecutorStart say whether the plan it started is
- * still valid (bool); 18.0 made it void again, under the same
- * PG_VERSION_NUM: the hook's own type says which this server has.  The
- * hook before ours is kept untyped and called as that type.
- */
-typedef bool (*BoolExecutorStart) (QueryDesc *query, int eflags);
-typedef void (*VoidExecutorStart) (QueryDesc *query, int eflags);
-
-#define EXECUTOR_START_GIVES_BOOL \
-	_Generic(ExecutorStart_hook, BoolExecutorStart: true, default: false)
-
-static pg_funcptr_t previous_executor_start = NULL;
-
-static List *
-on_conflict_tables(PlannedStmt *stmt, Plan *plan, List *tables)
-{
-	if (plan != NULL && IsA(plan, ModifyTable) &&
-		((ModifyTable *) plan)->onConflictAction != ONCONFLICT_NONE)
-	{
-		ListCell   *cell;
-
-		foreach(cell, ((ModifyTable *) plan)->resultRelations)
-			tables = lappend_oid(tables, rt_fetch(lfirst_int(cell), stmt->rtable)->relid);
-	}
-	return tables;
-}
-
-/* Start the executor as the hook before ours would; false: the plan is no longer valid. */
-static bool
-start_executor(QueryDesc *query, int eflags)
-{
-	pg_funcptr_t start = previous_executor_start ? previous_executor_start :
-		(pg_funcptr_t) standard_ExecutorStart;
-
-	if (EXECUTOR_START_GIVES_BOOL)
-		return ((BoolExecutorStart) start) (query, eflags);
-	((VoidExecutorStart) start) (query, eflags);
-	return true;
-}
-
-static bool
-watch_start(QueryDesc *query, int eflags)
-{
-	PlannedStmt *stmt = query->plannedstmt;
-	List	   *tables = NIL;
-	ListCell   *cell;
-
-	if (!start_executor(query, eflags))
-		return false;
-	if (stmt == NULL || (stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE))
-		return true;
-	/* a ModifyTable is the top of the plan, or of a CTE's subplan */
-	tables = on_conflict_tables(stmt, stmt->planTree, tables);
-	foreach(cell, stmt->subplans)
-		tables = on_conflict_tables(stmt, lfirst(cell), tables);
-	if (tables != NIL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-		OnConflictStatement *s = palloc(sizeof(OnConflictStatement));
-
-		s->query = query;
-		s->tables = list_copy(tables);
-		s->subxact = GetCurrentSubTransactionId();
-		on_conflict_statements = lappend(on_conflict_statements, s);
-		MemoryContextSwitchTo(old);
-	}
-	return true;
-}
-
-static bool
-watch_executor_start_bool(QueryDesc *query, int eflags)
-{
-	return watch_start(query, eflags);
-}
-
-static void
-watch_executor_start_void(QueryDesc *query, int eflags)
-{
-	(void) watch_start(query, eflags);
-}
-
-static void
-forget_statements(bool (*gone) (const OnConflictStatement *s, const void *arg), const void *arg)
-{
-	ListCell   *cell;
-
-	foreach(cell, on_conflict_statements)
-	{
-		OnConflictStatement *s = lfirst(cell);
-
-		if (!gone(s, arg))
-			continue;
-		list_free(s->tables);
-		pfree(s);
-		on_conflict_statements = foreach_delete_current(on_conflict_statements, cell);
-	}
-}
-
-static bool
-of_query(const OnConflictStatement *s, const void *arg)
-{
-	return s->query == arg;
-}
-
-static bool
-of_subxact(const OnConflictStatement *s, const void *arg)
-{
-	return s->subxact == *(const SubTransactionId *) arg;
-}
-
-static bool
-any_statement(const OnConflictStatement *s, const void *arg)
-{
-	return true;
-}
-
-static void
-watch_executor_end(QueryDesc *query)
-{
-	if (on_conflict_statements != NIL)
-		forget_statements(of_query, query);
-	if (previous_executor_end)
-		previous_executor_end(query);
-	else
-		standard_ExecutorEnd(query);
-}
-
-static void
-forget_on_abort(XactEvent event, void *arg)
-{
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		forget_statements(any_statement, NULL);
-}
-
-static void
-forget_on_subabort(SubXactEvent event, SubTransactionId mySubid,
-				   SubTransactionId parentSubid, void *arg)
-{
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		forget_statements(of_subxact, &mySubid);
-}
-
-/* Does a running statement insert into 'rel' (or a table it is a partition of) with ON CONFLICT? */
-static bool
-inserting_on_conflict(Relation rel)
-{
-	ListCell   *cell;
-	List	   *ancestors = NIL;
-
-	if (on_conflict_statements == NIL)
-		return false;
-	if (rel->rd_rel->relispartition)
-		ancestors = get_partition_ancestors(RelationGetRelid(rel));
-	foreach(cell, on_conflict_statements)
-	{
-		OnConflictStatement *s = lfirst(cell);
-		ListCell   *t;
-
-		foreach(t, s->tables)
-			if (lfirst_oid(t) == RelationGetRelid(rel) || list_member_oid(ancestors, lfirst_oid(t)))
-				return true;
-	}
-	return false;
-}
-
-/* Install the executor hooks (from _PG_init, when preloaded). */
-void
-tlbf_trigger_init(void)
-{
-	previous_executor_start = (pg_funcptr_t) ExecutorStart_hook;
-	ExecutorStart_hook = (ExecutorStart_hook_type)
-		(EXECUTOR_START_GIVES_BOOL ? (pg_funcptr_t) watch_executor_start_bool :
-		 (pg_funcptr_t) watch_executor_start_void);
-	previous_executor_end = ExecutorEnd_hook;
-	ExecutorEnd_hook = watch_executor_end;
-	RegisterXactCallback(forget_on_abort, NULL);
-	RegisterSubXactCallback(forget_on_subabort, NULL);
 }
 
 /* Work out a trigger's plan, in 'context'. */
@@ -472,6 +297,7 @@ make_plan(TriggerData *data, MemoryContext context)
 	}
 	if (TRIGGER_FIRED_BEFORE(data->tg_event))
 		plan->confirmed_after = check_trigger_pair(trigger, data->tg_relation);
+	plan->checked_role = SessionReplicationRole;
 	plan->on_shard = check_citus_shard(plan, data->tg_relation);
 	return plan;
 }
@@ -647,7 +473,13 @@ tlbf_reject_recent(PG_FUNCTION_ARGS)
 		} while (!tlbf_shared_confirm(plan->filter, hash, basis, &plan->guess));
 		return PointerGetDatum(NULL);
 	}
-	if (!plan->confirmed_after && inserting_on_conflict(data->tg_relation))
+	/* which triggers fire depends on session_replication_role */
+	if (plan->checked_role != SessionReplicationRole)
+	{
+		plan->confirmed_after = check_trigger_pair(data->tg_trigger, data->tg_relation);
+		plan->checked_role = SessionReplicationRole;
+	}
+	if (!plan->confirmed_after && tlbf_statement_inserts_on_conflict(data->tg_relation))
 		require_after_trigger(data->tg_trigger, data->tg_relation);
 	do
 	{
