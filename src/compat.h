@@ -63,6 +63,13 @@
 #define tlbf_finish_tupdesc(desc)	((void) 0)
 #endif
 
+/* 17 renamed the shared transaction counters ShmemVariableCache TransamVariables */
+#if PG_VERSION_NUM >= 170000
+#define TLBF_OLDEST_CLOG_XID()		(TransamVariables->oldestClogXid)
+#else
+#define TLBF_OLDEST_CLOG_XID()		(ShmemVariableCache->oldestClogXid)
+#endif
+
 /*
  * 17 lets an extension name its own wait events: pg_stat_activity shows
  * the name, with wait_event_type 'Extension'.  Before, every extension's

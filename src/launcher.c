@@ -33,12 +33,14 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "shared_directory.h"
+#include "shared_prepared.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
@@ -375,7 +377,8 @@ report_round(TimestampTz now, TimestampTz wake)
 }
 
 /*
- * One round: free the filters of dropped databases, start what is due.
+ * One round: free the filters of dropped databases (and the keys their
+ * prepared transactions wrote down), start what is due.
  * Returns when the next thing is due.
  */
 static TimestampTz
@@ -389,9 +392,11 @@ run_round(void)
 	TimestampTz now;
 	TimestampTz wake;
 	int			naptime_ms = tlbf_naptime * 1000;
+	TransactionId next_xid = ReadNextTransactionId();
 
 	list_databases(&all, &open);
 	tlbf_directory_forget_databases(all, stamp);
+	tlbf_prepared_clean_databases(all, next_xid);
 	with_filters = tlbf_directory_databases();
 	prune_schedules(open);
 

@@ -895,6 +895,32 @@ tlbf_directory_drops(void)
 }
 
 /*
+ * Let 'filled' finish a filter just installed in 'slot' before anyone can
+ * see it (the directory is held exclusively); if it fails, the slot is
+ * freed again, the filter not loaded.
+ */
+static void
+finish_install(int slot, InstallFilled filled, void *arg)
+{
+	SharedFilterRef ref;
+
+	if (filled == NULL)
+		return;
+	lock_slot(slot, LW_EXCLUSIVE, &ref);
+	PG_TRY();
+	{
+		filled(&ref, arg);
+	}
+	PG_CATCH();
+	{
+		release_slot(&directory->slots[slot]);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	LWLockRelease(slot_lock(slot));
+}
+
+/*
  * Install a saved filter of this database that shared memory does not
  * hold, in a region of 'region' bytes (validated by the caller against the
  * filter and the pool).  Refused if any filter was freed since the caller
@@ -903,7 +929,7 @@ tlbf_directory_drops(void)
  */
 InstallResult
 tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
-					   uint64 drops_seen)
+					   uint64 drops_seen, InstallFilled filled, void *arg)
 {
 	InstallResult result = INSTALL_DONE;
 	int			slot;
@@ -929,6 +955,7 @@ tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
 		else
 		{
 			fill_slot(slot, name, (Size) offset, region, filter, InvalidTransactionId);
+			finish_install(slot, filled, arg);
 			wake_watcher();
 		}
 	}

@@ -61,8 +61,10 @@ extern List *tlbf_directory_names(void);
 extern List *tlbf_directory_changed(void);
 extern bool tlbf_directory_holds(const char *name);
 extern uint64 tlbf_directory_drops(void);
+typedef void (*InstallFilled) (SharedFilterRef *ref, void *arg);
 extern InstallResult tlbf_directory_install(const char *name, const Tlbf *filter,
-											Size region, uint64 drops_seen);
+											Size region, uint64 drops_seen,
+											InstallFilled filled, void *arg);
 
 extern List *tlbf_directory_databases(void);
 extern uint64 tlbf_directory_stamp(void);

@@ -39,23 +39,20 @@
  *
  * A transaction that is prepared keeps its keys in memory, and writes them
  * to pg_tlbf/pending/ before its PREPARE record: after a crash they are
- * read back when their filter is loaded (tlbf_pending_restore), as pending
- * if the transaction is still prepared, into the filter if it committed.
+ * read back when their filter is loaded (tlbf_prepared_read, then
+ * tlbf_pending_apply_prepared before anyone sees the filter), as pending if
+ * the transaction is still prepared, into the filter if it committed.
  *
  *-------------------------------------------------------------------------
  */
 #include "shared_pending.h"
+#include "shared_prepared.h"
 #include "statements.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "access/transam.h"
-#include "access/twophase.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
@@ -156,24 +153,6 @@ typedef struct UnconfirmedKey
 } UnconfirmedKey;
 
 static HTAB *unconfirmed = NULL;
-
-/* A prepared transaction's keys, as written to pg_tlbf/pending/. */
-#define PREPARED_DIR		"pg_tlbf/pending"
-#define PREPARED_MAGIC		0x504C4254u /* "TLBP" */
-
-typedef struct PreparedKey
-{
-	char		name[NAMEDATALEN];
-	uint64		a;
-	uint64		b;
-	TlbfTime	at;
-} PreparedKey;
-
-typedef struct PreparedHeader
-{
-	uint32		magic;
-	uint32		count;
-} PreparedHeader;
 
 static int
 part_capacity(void)
@@ -849,209 +828,67 @@ tlbf_pending_forget(PendingFilter filter)
 	pg_atomic_write_u32(&shared->counts[filter.slot].fold_stopped, 0);
 }
 
-/* pg_tlbf/pending/<database>_<xid>: a prepared transaction's keys there. */
-static char *
-prepared_path(Oid database, TransactionId xid)
-{
-	return psprintf(PREPARED_DIR "/%u_%u", database, xid);
-}
-
-static void
-make_prepared_dir(void)
-{
-	if (MakePGDirectory("pg_tlbf") < 0 && errno != EEXIST)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"pg_tlbf\": %m")));
-	if (MakePGDirectory(PREPARED_DIR) < 0 && errno != EEXIST)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", PREPARED_DIR)));
-}
-
 /*
- * The transaction is being prepared: write the keys its rows stored (not
- * those of subtransactions rolled back, nor reservations never confirmed)
- * to pg_tlbf/pending/, durably, before its PREPARE record.  A crash then
- * does not forget them: they are read back when their filter is loaded
- * again (tlbf_pending_restore).  The keys stay pending in memory meanwhile.
+ * The transaction is being prepared: the keys its rows stored (not those
+ * of subtransactions rolled back, nor reservations never confirmed) are
+ * written down (shared_prepared.c) before its PREPARE record, so that a
+ * crash does not forget them.  They stay pending in memory meanwhile.
  */
 static void
 write_prepared_keys(void)
 {
-	PreparedHeader header = {PREPARED_MAGIC, 0};
-	StringInfoData body;
+	PreparedKey *keys;
+	int			count = 0;
 	ListCell   *cell;
-	char	   *path;
-	char	   *temporary;
-	int			fd;
 
 	if (my_keys == NIL)
 		return;
-	initStringInfo(&body);
+	keys = palloc0(list_length(my_keys) * sizeof(PreparedKey));
 	foreach(cell, my_keys)
 	{
 		MyKey	   *mine = lfirst(cell);
-		PreparedKey key;
 
 		if (!mine->stored || !TransactionIdIsCurrentTransactionId(mine->xid))
 			continue;
-		memset(&key, 0, sizeof(key));
-		strlcpy(key.name, mine->name, NAMEDATALEN);
-		key.a = mine->hash.a;
-		key.b = mine->hash.b;
-		key.at = mine->at;
-		appendBinaryStringInfo(&body, (char *) &key, sizeof(key));
-		header.count++;
+		strlcpy(keys[count].name, mine->name, NAMEDATALEN);
+		keys[count].a = mine->hash.a;
+		keys[count].b = mine->hash.b;
+		keys[count].at = mine->at;
+		count++;
 	}
-	if (header.count == 0)
-		return;
-	make_prepared_dir();
-	path = prepared_path(MyDatabaseId, GetTopTransactionId());
-	temporary = psprintf("%s.tmp", path);
-	fd = OpenTransientFile(temporary, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", temporary)));
-	if (write(fd, &header, sizeof(header)) != sizeof(header) ||
-		write(fd, body.data, body.len) != body.len || pg_fsync(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", temporary)));
-	CloseTransientFile(fd);
-	durable_rename(temporary, path, ERROR);
+	if (count > 0)
+		tlbf_prepared_write(keys, count);
+	pfree(keys);
 }
 
 /*
- * The keys of a prepared transaction's file, checked; NULL if it cannot
- * be read (a WARNING says why).
+ * The filter 'filter' (held exclusively, not yet seen by anyone else) was
+ * just installed: the keys tlbf_prepared_read read for it go to
+ * 'fold' (into its bits) if their transaction committed, else wait in
+ * the table, as they did before the restart.  Nothing here can fail: a
+ * key there is no room for in the table is folded (a false positive if
+ * its transaction rolls back), one the filter has no room for waits in
+ * the table.  Returns the keys that found room in neither.
  */
-static PreparedKey *
-read_prepared_keys(const char *path, uint32 *count)
+int
+tlbf_pending_apply_prepared(PendingFilter filter, const PreparedKeys *keys,
+							PendingFoldFn fold, void *arg)
 {
-	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	PreparedHeader header;
-	PreparedKey *keys = NULL;
-	struct stat st;
+	int			lost = 0;
 
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) == 0 &&
-		read(fd, &header, sizeof(header)) == sizeof(header) &&
-		header.magic == PREPARED_MAGIC &&
-		st.st_size == sizeof(header) + (off_t) header.count * sizeof(PreparedKey))
+	for (int i = 0; keys != NULL && i < keys->count; i++)
 	{
-		keys = palloc(Max(header.count, 1) * sizeof(PreparedKey));
-		if (read(fd, keys, header.count * sizeof(PreparedKey)) !=
-			(ssize_t) (header.count * sizeof(PreparedKey)))
-		{
-			pfree(keys);
-			keys = NULL;
-		}
-	}
-	CloseTransientFile(fd);
-	if (keys == NULL)
-		ereport(WARNING,
-				(errmsg("tlbf: could not read the keys of a prepared transaction in \"%s\"", path)));
-	else
-		*count = header.count;
-	for (uint32 i = 0; keys != NULL && i < *count; i++)
-		keys[i].name[NAMEDATALEN - 1] = '\0';
-	return keys;
-}
+		const RestoredKey *k = &keys->keys[i];
+		int			p = part_for(k->hash);
+		bool		placed;
 
-/* The XID of a file pg_tlbf/pending/<database>_<xid> of 'database', or invalid. */
-static TransactionId
-prepared_file_xid(const char *file, Oid database)
-{
-	unsigned int db;
-	unsigned int xid;
-	char		rest;
-
-	if (sscanf(file, "%u_%u%c", &db, &xid, &rest) != 2 || db != database)
-		return InvalidTransactionId;
-	return (TransactionId) xid;
-}
-
-/*
- * Filter 'name' of this database was just loaded (its slot 'filter', held
- * exclusively by the caller): the keys that prepared transactions wrote
- * down for it before a restart are pending again if the transaction is
- * still prepared, go to 'fold' (into the bits) if it committed, and are
- * dropped if it rolled back.
- */
-void
-tlbf_pending_restore(PendingFilter filter, const char *name, PendingFoldFn fold, void *arg)
-{
-	DIR		   *dir = AllocateDir(PREPARED_DIR);
-	struct dirent *entry;
-
-	if (dir == NULL)
-		return;					/* none was ever prepared */
-	while ((entry = ReadDir(dir, PREPARED_DIR)) != NULL)
-	{
-		TransactionId xid = prepared_file_xid(entry->d_name, MyDatabaseId);
-		char	   *path;
-		PreparedKey *keys;
-		uint32		count = 0;
-		KeyFate		fate;
-
-		if (!TransactionIdIsValid(xid))
+		if (k->committed && fold(arg, k->hash, k->at))
 			continue;
-		fate = fate_of(xid);
-		if (fate == FATE_ROLLED_BACK || fate == FATE_MINE)
-			continue;
-		path = psprintf(PREPARED_DIR "/%s", entry->d_name);
-		keys = read_prepared_keys(path, &count);
-		for (uint32 i = 0; keys != NULL && i < count; i++)
-		{
-			TlbfHash	h = {keys[i].a, keys[i].b};
-
-			if (strcmp(keys[i].name, name) != 0)
-				continue;
-			/* (a key the filter has no room for stays pending: still found) */
-			if (fate != FATE_COMMITTED || !fold(arg, h, keys[i].at))
-				add_entry(filter, h, keys[i].at, xid, true);
-		}
-		if (keys != NULL)
-			pfree(keys);
-		pfree(path);
+		LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
+		placed = put_key(p, filter, k->hash, k->at, k->xid, true);
+		LWLockRelease(&locks[p].lock);
+		if (!placed && (k->committed || !fold(arg, k->hash, k->at)))
+			lost++;
 	}
-	FreeDir(dir);
-}
-
-/*
- * Remove the files of this database's prepared transactions that have
- * ended, once every filter they name is settled ('settled': loaded, with
- * its keys folded and saved since, or gone).  The snapshot worker calls
- * this after a save.
- */
-void
-tlbf_pending_clean(bool (*settled) (const char *name))
-{
-	DIR		   *dir = AllocateDir(PREPARED_DIR);
-	struct dirent *entry;
-
-	if (dir == NULL)
-		return;
-	while ((entry = ReadDir(dir, PREPARED_DIR)) != NULL)
-	{
-		TransactionId xid = prepared_file_xid(entry->d_name, MyDatabaseId);
-		char	   *path;
-		PreparedKey *keys;
-		uint32		count = 0;
-		bool		done = true;
-
-		if (!TransactionIdIsValid(xid) || TransactionIdIsInProgress(xid))
-			continue;
-		path = psprintf(PREPARED_DIR "/%s", entry->d_name);
-		keys = read_prepared_keys(path, &count);
-		for (uint32 i = 0; keys != NULL && i < count && done; i++)
-			done = !TransactionIdDidCommit(xid) || settled(keys[i].name);
-		if (keys == NULL || done)
-			durable_unlink(path, WARNING);
-		pfree(path);
-	}
-	FreeDir(dir);
+	return lost;
 }

@@ -31,8 +31,10 @@ extern bool tlbf_pending_fold_due(PendingFilter filter, int keys);
 typedef bool (*PendingFoldFn) (void *arg, TlbfHash hash, TlbfTime at);
 extern int	tlbf_pending_fold(PendingFilter filter, PendingFoldFn fold, void *arg);
 extern void tlbf_pending_forget(PendingFilter filter);
-extern void tlbf_pending_restore(PendingFilter filter, const char *name, PendingFoldFn fold,
-								 void *arg);
-extern void tlbf_pending_clean(bool (*settled) (const char *name));
+
+/* the keys prepared transactions wrote down before a restart (shared_prepared.h) */
+struct PreparedKeys;
+extern int	tlbf_pending_apply_prepared(PendingFilter filter, const struct PreparedKeys *keys,
+										PendingFoldFn fold, void *arg);
 
 #endif							/* TLBF_SHARED_PENDING_H */

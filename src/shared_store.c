@@ -56,6 +56,7 @@
  */
 #include "shared_store.h"
 #include "shared_pending.h"
+#include "shared_prepared.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -481,26 +482,41 @@ fold_one(void *arg, TlbfHash hash, TlbfTime at)
 	return status == TLBF_OK;
 }
 
-/*
- * A filter was loaded (after a restart): the keys that prepared
- * transactions wrote down for it come back (shared_pending.c), pending if
- * the transaction is still prepared, folded into it if it committed.
- */
-static void
-restore_prepared_keys(const char *name)
+/* The same, each key tried whatever became of the one before. */
+static bool
+fold_one_retrying(void *arg, TlbfHash hash, TlbfTime at)
 {
-	SharedFilterRef ref;
+	((FoldInto *) arg)->status = TLBF_OK;
+	return fold_one(arg, hash, at);
+}
+
+/*
+ * A filter was installed (after a restart), not yet seen by anyone: the
+ * keys that prepared transactions wrote down for it come back
+ * (shared_pending.c), pending if the transaction is still prepared,
+ * folded into it if it committed.
+ */
+typedef struct Restoring
+{
+	PreparedKeys *keys;
+	int			lost;
+} Restoring;
+
+static void
+restore_prepared_keys(SharedFilterRef *ref, void *arg)
+{
+	Restoring  *restoring = arg;
 	FoldInto	into;
 
-	if (!tlbf_directory_open(name, LW_EXCLUSIVE, &ref))
+	if (restoring->keys == NULL)
 		return;
-	into.ref = &ref;
-	tlbf_store_filter_memory(&ref, &into.memory);
+	into.ref = ref;
+	tlbf_store_filter_memory(ref, &into.memory);
 	into.drop_oldest = false;
 	into.status = TLBF_OK;
-	tlbf_pending_restore(pending_id(&ref), name, fold_one, &into);
-	tlbf_directory_count_change(&ref);
-	tlbf_directory_close(&ref);
+	restoring->lost = tlbf_pending_apply_prepared(pending_id(ref), restoring->keys,
+												  fold_one_retrying, &into);
+	tlbf_directory_count_change(ref);
 }
 
 /*
@@ -544,17 +560,28 @@ load_one(Oid relid, const char *name, bool wait, List **not_loaded)
 		List	   *saved;
 		SavedFilter *row;
 		InstallResult result;
+		Restoring	restoring;
 
 		InvalidateCatalogSnapshot();
 		saved = read_saved(&wanted);
 		if (saved == NIL)
 			break;				/* dropped, loaded by another session, or bad */
 		row = linitial(saved);
-		result = tlbf_directory_install(row->name, row->filter, row->region, drops);
+		restoring.keys = tlbf_prepared_read(row->name);
+		restoring.lost = 0;
+		result = tlbf_directory_install(row->name, row->filter, row->region, drops,
+										restore_prepared_keys, &restoring);
 		/* installed or not, its bytes are not needed here: one filter at a time */
 		pfree(row->filter);
-		if (result == INSTALL_DONE)
-			restore_prepared_keys(row->name);
+		if (restoring.keys != NULL)
+			pfree(restoring.keys);
+		if (restoring.lost > 0)
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg_plural("%d key of prepared transactions found no room in shared tlbf filter \"%s\"",
+								   "%d keys of prepared transactions found no room in shared tlbf filter \"%s\"",
+								   restoring.lost, restoring.lost, row->name),
+					 errhint("Raise tlbf.max_pending_keys, or the filter's max_bytes, and refill it with tlbf_shared_rebuild.")));
 		if (result == INSTALL_NO_SLOT || result == INSTALL_NO_ROOM)
 			*not_loaded = lappend(*not_loaded,
 								  unloaded(row->name,
@@ -1192,7 +1219,7 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
 		return 0;
 	types[1] = tlbf_extension_type();
-	tlbf_pending_clean(prepared_keys_settled);
+	tlbf_prepared_clean(prepared_keys_settled);
 	fold_committed_keys();
 	changed = tlbf_directory_changed();
 	foreach(cell, changed)
