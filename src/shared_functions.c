@@ -292,6 +292,7 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 	TlbfTime	pending_at;
 
 	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
+	tlbf_store_fold_if_crowded();
 	for (;;)
 	{
 		tlbf_store_open(name, mode, &ref);

@@ -108,6 +108,8 @@ typedef struct PendingCount
 typedef struct PendingShared
 {
 	int			parts;			/* PENDING_PARTITIONS */
+	pg_atomic_uint32 after_crowded_fold;	/* keys left by the last fold of
+											 * a crowded table */
 	PendingCount counts[FLEXIBLE_ARRAY_MEMBER];	/* per slot */
 } PendingShared;
 
@@ -216,6 +218,7 @@ start_shared_memory(void)
 	if (!found)
 	{
 		shared->parts = PENDING_PARTITIONS;
+		pg_atomic_init_u32(&shared->after_crowded_fold, 0);
 		for (int i = 0; i < tlbf_max_shared_filters; i++)
 		{
 			pg_atomic_init_u32(&shared->counts[i].keys, 0);
@@ -612,8 +615,8 @@ tlbf_pending_count(PendingFilter filter)
  * Counted from what the last fold left (keys of open transactions, which
  * no fold can take): else each key a long transaction adds would start a
  * fold that scans the whole table for nothing.  Always, after a fold that
- * stopped short: the filter is full, and each insertion fails until it
- * has room again.
+ * stopped short: the filter is full, and each insertion fails until it has
+ * room again.
  */
 bool
 tlbf_pending_fold_due(PendingFilter filter, int keys)
@@ -628,6 +631,41 @@ tlbf_pending_fold_due(PendingFilter filter, int keys)
 	now = pg_atomic_read_u32(&shared->counts[filter.slot].keys);
 	left = pg_atomic_read_u32(&shared->counts[filter.slot].after_fold);
 	return now >= left + (uint32) keys;
+}
+
+/*
+ * Is the table crowded: half full, and grown by a 16th since the last
+ * time it was (tlbf_pending_crowded_folded)?  Each filter folds its keys
+ * when enough have come (tlbf_pending_fold_due), but many filters each
+ * short of that could fill the table together, and every insertion would
+ * then fail (53200) until the snapshot workers folded them: the caller
+ * folds them all now.  What a fold leaves (keys of open transactions) does
+ * not make the table crowded again until more come.  Read unlocked: a fold
+ * a little early or late is harmless.
+ */
+bool
+tlbf_pending_crowded(void)
+{
+	int			capacity = PENDING_PARTITIONS * part_capacity();
+	int			used = 0;
+
+	if (shared == NULL)
+		return false;
+	for (int p = 0; p < PENDING_PARTITIONS; p++)
+		used += part_of(p)->used;
+	return used >= capacity / 2 &&
+		used >= (int) pg_atomic_read_u32(&shared->after_crowded_fold) + capacity / 16;
+}
+
+/* The caller folded what crowded the table: count from what is left. */
+void
+tlbf_pending_crowded_folded(void)
+{
+	int			used = 0;
+
+	for (int p = 0; p < PENDING_PARTITIONS; p++)
+		used += part_of(p)->used;
+	pg_atomic_write_u32(&shared->after_crowded_fold, (uint32) used);
 }
 
 /*

@@ -26,6 +26,8 @@ extern PendingFound tlbf_pending_claim(PendingFilter filter, const char *name, T
 extern bool tlbf_pending_confirm(PendingFilter filter, TlbfHash hash);
 extern int	tlbf_pending_count(PendingFilter filter);
 extern bool tlbf_pending_fold_due(PendingFilter filter, int keys);
+extern bool tlbf_pending_crowded(void);
+extern void tlbf_pending_crowded_folded(void);
 
 /* what tlbf_pending_fold does with each key of a committed transaction */
 typedef bool (*PendingFoldFn) (void *arg, TlbfHash hash, TlbfTime at);

@@ -450,6 +450,8 @@ pending_id(const SharedFilterRef *ref)
 	return id;
 }
 
+static void fold_committed_keys(void);
+
 /* What a fold inserts into, and how it went. */
 typedef struct FoldInto
 {
@@ -902,7 +904,22 @@ tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash)
 bool
 tlbf_store_fold_due(const SharedFilterRef *ref)
 {
-	return tlbf_pending_fold_due(pending_id(ref), Max(1024, tlbf_max_pending_keys / 16));
+	return tlbf_pending_fold_due(pending_id(ref), Max(16, tlbf_max_pending_keys / 16));
+}
+
+/*
+ * Before adding a key (no filter open): if the table of keys waiting to
+ * commit is crowded with keys a fold could take, fold this database's
+ * filters (tlbf_pending_crowded).
+ */
+void
+tlbf_store_fold_if_crowded(void)
+{
+	if (tlbf_pending_crowded())
+	{
+		fold_committed_keys();
+		tlbf_pending_crowded_folded();
+	}
 }
 
 /*

@@ -47,6 +47,7 @@ extern PendingFound tlbf_store_pending_claim(const SharedFilterRef *ref, TlbfHas
 extern bool tlbf_store_pending_confirm(const SharedFilterRef *ref, TlbfHash hash);
 extern bool tlbf_store_fold_due(const SharedFilterRef *ref);
 extern TlbfStatus tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest);
+extern void tlbf_store_fold_if_crowded(void);
 
 extern void tlbf_store_create(const char *name, const TlbfParams *params, int64 max_bytes);
 extern void tlbf_store_drop(const char *name);
