@@ -20,9 +20,17 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
+/* The core's long walks (merge, validation, statistics) may be cancelled. */
+static void
+check_for_interrupts(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
 void
 _PG_init(void)
 {
+	tlbf_interrupt_check = check_for_interrupts;
 	tlbf_define_settings();
 	if (process_shared_preload_libraries_in_progress)
 	{

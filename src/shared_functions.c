@@ -746,6 +746,58 @@ copy_of(const Tlbf *f)
 }
 
 /*
+ * A copy of shared filter 'name', taken in pieces of 16 MB, each under the
+ * filter's shared lock, with a chance to cancel between them: a filter of
+ * up to 1 GB is neither held locked, nor uncancellable, for the whole
+ * copy.  A change of the filter meanwhile (a fold, a retirement) starts
+ * the copy again; after three, it is copied under one lock.
+ */
+static Tlbf *
+copy_in_pieces(const char *name)
+{
+	const Size	piece = (Size) 16 << 20;
+
+	for (int attempt = 0;; attempt++)
+	{
+		SharedFilterRef ref;
+		StoreVersion version;
+		Size		size;
+		Size		done;
+		char	   *copy;
+
+		tlbf_store_open(name, LW_SHARED, &ref);
+		if (attempt == 3)
+		{
+			copy = (char *) copy_of(ref.filter);
+			tlbf_store_close(&ref);
+			return (Tlbf *) copy;
+		}
+		version = tlbf_store_version(&ref);
+		size = tlbf_size(ref.filter);
+		tlbf_store_close(&ref);
+		copy = palloc(size);
+		for (done = 0; done < size; done += piece)
+		{
+			CHECK_FOR_INTERRUPTS();
+			tlbf_store_open(name, LW_SHARED, &ref);
+			if (!tlbf_store_same_version(version, tlbf_store_version(&ref)))
+			{
+				tlbf_store_close(&ref);
+				break;
+			}
+			memcpy(copy + done, (const char *) ref.filter + done, Min(piece, size - done));
+			tlbf_store_close(&ref);
+		}
+		if (done >= size)
+		{
+			tlbf_set_length((Tlbf *) copy);
+			return (Tlbf *) copy;
+		}
+		pfree(copy);
+	}
+}
+
+/*
  * tlbf_shared_get(name): a snapshot of the filter, usable as any tlbf:
  * with the keys of committed transactions folded into it first.
  */
@@ -754,7 +806,6 @@ tlbf_shared_get(PG_FUNCTION_ARGS)
 {
 	char	   *name = filter_name(fcinfo, 0);
 	SharedFilterRef ref;
-	Tlbf	   *copy;
 	TlbfStatus	status;
 	uint64		truncated;
 	Size		region;
@@ -771,9 +822,8 @@ tlbf_shared_get(PG_FUNCTION_ARGS)
 		tlbf_store_close(&ref);
 		report_full(name, status, truncated, truncated, region);
 	}
-	copy = copy_of(ref.filter);
 	tlbf_store_close(&ref);
-	PG_RETURN_POINTER(copy);
+	PG_RETURN_POINTER(copy_in_pieces(name));
 }
 
 /* One row of tlbf_shared_list(). */

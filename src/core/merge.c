@@ -75,10 +75,21 @@ append_slices(Tlbf *out, const Tlbf *f, uint32_t *nslices, uint64_t *nwords,
 	TlbfSlice  *s = tlbf_slices(out) + *nslices;
 	uint64_t   *bits = (uint64_t *) ((char *) out + tlbf_layout_bytes(total_slices, 0));
 
+	const char *from = (const char *) tlbf_words(f);
+	char	   *to = (char *) (bits + *nwords);
+	size_t		bytes = tlbf_total_words(f) * sizeof(uint64_t);
+
 	memcpy(s, tlbf_slices(f), f->nslices * sizeof(TlbfSlice));
 	for (uint32_t i = 0; i < f->nslices; i++)
 		s[i].offset += (uint32_t) *nwords;
-	memcpy(bits + *nwords, tlbf_words(f), tlbf_total_words(f) * sizeof(uint64_t));
+	/* in pieces, each followed by a chance to cancel */
+	for (size_t done = 0; done < bytes; done += TLBF_CHECK_EVERY_BYTES)
+	{
+		size_t		piece = bytes - done < TLBF_CHECK_EVERY_BYTES ? bytes - done : TLBF_CHECK_EVERY_BYTES;
+
+		memcpy(to + done, from + done, piece);
+		tlbf_check_interrupts();
+	}
 	*nslices += f->nslices;
 	*nwords += tlbf_total_words(f);
 }

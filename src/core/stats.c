@@ -469,6 +469,7 @@ next_live_run(const Tlbf *f, TlbfTime at, uint32_t *pos,
 		uint32_t	start = *pos;
 		uint32_t	end = start;
 
+		tlbf_check_interrupts();
 		while (end < f->nslices && !tlbf_is_expired(&s[end], at, f->span))
 			end++;
 		*pos = end + 1;
@@ -525,6 +526,8 @@ tlbf_stats(const Tlbf *f, TlbfTime at, TlbfStats *stats)
 	stats->bits = tlbf_total_words(f) * 64;
 	for (uint32_t i = 0; i < f->nslices; i++)
 	{
+		if (i % TLBF_CHECK_EVERY_SLICES == 0)
+			tlbf_check_interrupts();
 		if (tlbf_is_expired(&s[i], at, f->span))
 			continue;
 		stats->live_slices++;

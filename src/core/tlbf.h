@@ -98,6 +98,26 @@ tlbf_add_saturating(uint64_t a, uint64_t b)
 }
 
 /* params.c */
+/*
+ * Called now and then by the operations that walk a whole value, which may
+ * be up to 1 GB (merge, validation, statistics): the extension sets it to
+ * PostgreSQL's CHECK_FOR_INTERRUPTS, so that such a walk can be cancelled.
+ * It may not return (a longjmp): these operations write only to memory
+ * their caller owns, and leave nothing to undo.  NULL: never called.
+ */
+extern void (*tlbf_interrupt_check) (void);
+
+/* call tlbf_interrupt_check every this many slices, or bytes copied */
+#define TLBF_CHECK_EVERY_SLICES	65536
+#define TLBF_CHECK_EVERY_BYTES	((size_t) 16 << 20)
+
+static inline void
+tlbf_check_interrupts(void)
+{
+	if (tlbf_interrupt_check != NULL)
+		tlbf_interrupt_check();
+}
+
 extern bool tlbf_check_params(TlbfParams *params, TlbfProblem *problem);
 extern double tlbf_fpr(int k, int l);
 extern void tlbf_choose_kl(double error_rate, int *k, int *l);

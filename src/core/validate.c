@@ -14,6 +14,9 @@
 #include "sizing.h"
 #include "tlbf.h"
 
+/* see tlbf.h: set by the extension, called by merge, validation, statistics */
+void		(*tlbf_interrupt_check) (void) = NULL;
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the tlbf format is little-endian; this host would need byte swapping"
 #endif
@@ -124,6 +127,8 @@ tlbf_validate_directory(const void *prefix, size_t prefix_len, size_t len,
 		if (!validate_slice(f, i, &s[i], words, problem))
 			return false;
 		words += s[i].nwords;
+		if (i % TLBF_CHECK_EVERY_SLICES == 0)
+			tlbf_check_interrupts();
 	}
 	if (len != tlbf_layout_bytes(f->nslices, words))
 		return fail(problem, "Value length does not match its slices");

@@ -381,6 +381,77 @@ test_random_damage(void **state)
 	free(original);
 }
 
+/*
+ * The walks over a whole value (merge, validation, statistics) call
+ * tlbf_interrupt_check now and then, so that PostgreSQL can cancel one of
+ * up to 1 GB; a merge left by a longjmp (a cancel) leaves its inputs as
+ * they were.
+ */
+static int	interrupt_calls;
+static int	interrupt_after = -1;	/* longjmp at this call; -1: never */
+static jmp_buf interrupted;
+
+static void
+count_interrupt_check(void)
+{
+	if (interrupt_calls++ == interrupt_after)
+		longjmp(interrupted, 1);
+}
+
+static void
+test_long_walks_check_interrupts(void **state)
+{
+	TestFilter	a,
+				b;
+	const Tlbf *inputs[2];
+	Tlbf	   *out;
+	Tlbf	   *a_before;
+	TlbfStats	stats;
+	TlbfProblem problem;
+
+	tf_create(&a, HOUR, 0.01, 100000);
+	tf_create(&b, HOUR, 0.01, 100000);
+	for (uint64_t k = 0; k < 1000; k++)
+	{
+		tf_add(&a, k, INT64_C(757382400000000) + (int64_t) k * SECOND);
+		tf_add(&b, k + 5000, INT64_C(757382400000000) + (int64_t) k * SECOND);
+	}
+	inputs[0] = a.f;
+	inputs[1] = b.f;
+	out = malloc(tlbf_merge_bytes(inputs, 2));
+	a_before = malloc(tlbf_size(a.f));
+	memcpy(a_before, a.f, tlbf_size(a.f));
+
+	tlbf_interrupt_check = count_interrupt_check;
+	interrupt_calls = 0;
+	tlbf_merge(out, inputs, 2);
+	assert_true(interrupt_calls >= 2);	/* after each piece (16 MB) of each input */
+	interrupt_calls = 0;
+	assert_true(tlbf_validate(out, tlbf_size(out), &problem));
+	assert_true(interrupt_calls >= 1);
+	interrupt_calls = 0;
+	tlbf_stats(out, INT64_C(757382400000000) + 1000 * SECOND, &stats);
+	assert_true(interrupt_calls >= 1);
+
+	/* cancelled after the first piece of the first input's bits */
+	interrupt_calls = 0;
+	interrupt_after = 0;
+	if (setjmp(interrupted) == 0)
+	{
+		tlbf_merge(out, inputs, 2);
+		fail_msg("the merge went on past its cancel");
+	}
+	assert_int_equal(interrupt_calls, 1);
+	assert_memory_equal(a.f, a_before, tlbf_size(a.f));
+
+	tlbf_interrupt_check = NULL;
+	interrupt_after = -1;
+	free(a_before);
+	free(out);
+	tf_free(&a);
+	tf_free(&b);
+}
+
 int
 main(void)
 {
@@ -390,6 +461,7 @@ main(void)
 		cmocka_unit_test(test_rejects_bad_fields),
 		cmocka_unit_test(test_edge_values),
 		cmocka_unit_test(test_random_damage),
+		cmocka_unit_test(test_long_walks_check_interrupts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
