@@ -39,8 +39,13 @@ $node->safe_psql('postgres', q{
 my $db = $node->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE datname = 'postgres'});
 my %xid = map { split /\|/ } split /\n/, $node->safe_psql('postgres',
 	q{SELECT gid, transaction FROM pg_prepared_xacts});
-my $ended = $node->safe_psql('postgres', q{SELECT pg_current_xact_id()});
-my $ended_too = $node->safe_psql('postgres', q{SELECT pg_current_xact_id()});
+# two transactions that ended (each writes a row: a commit that wrote
+# nothing is not flushed, and an immediate stop may forget it and its XID)
+$node->safe_psql('postgres', q{CREATE TABLE marks (x int)});
+my $ended = $node->safe_psql('postgres',
+	q{INSERT INTO marks VALUES (1) RETURNING pg_current_xact_id()});
+my $ended_too = $node->safe_psql('postgres',
+	q{INSERT INTO marks VALUES (2) RETURNING pg_current_xact_id()});
 my $next = $ended_too + 1;
 my $dir = $node->data_dir . '/pg_tlbf/pending';
 ok(-f "$dir/${db}_$xid{p_ann}" && -f "$dir/${db}_$xid{p_bob}",
