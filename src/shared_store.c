@@ -495,7 +495,7 @@ fold_one_retrying(void *arg, TlbfHash hash, TlbfTime at)
 /*
  * A filter was installed (after a restart), not yet seen by anyone: the
  * keys that prepared transactions wrote down for it come back
- * (shared_pending.c), pending if the transaction is still prepared,
+ * (shared_prepared.c), pending if the transaction is still prepared,
  * folded into it if it committed.
  */
 typedef struct Restoring
