@@ -391,13 +391,13 @@ file_done(const char *path, TransactionId xid, bool temporary,
 	return done;
 }
 
-/*
- * Remove the files of keys of this database that are no longer needed
- * (file_done; 'settled': a filter loaded, with its keys folded and saved
- * since, or gone).  The snapshot worker calls this before a save.
- */
-void
-tlbf_prepared_clean(bool (*settled) (const char *name))
+/* What decides whether a file of keys is no longer needed. */
+typedef bool (*FileDone) (const char *path, Oid database, TransactionId xid, bool temporary,
+						  const void *arg);
+
+/* Remove the files of keys in pg_tlbf/pending/ that 'done' says are not needed. */
+static void
+remove_files(FileDone done, const void *arg)
 {
 	DIR		   *dir = AllocateDir(PREPARED_DIR);
 	struct dirent *entry;
@@ -411,15 +411,54 @@ tlbf_prepared_clean(bool (*settled) (const char *name))
 		bool		temporary;
 		char	   *path;
 
-		if (!prepared_file(entry->d_name, &database, &xid, &temporary) ||
-			database != MyDatabaseId)
+		if (!prepared_file(entry->d_name, &database, &xid, &temporary))
 			continue;
 		path = psprintf(PREPARED_DIR "/%s", entry->d_name);
-		if (file_done(path, xid, temporary, settled))
+		if (done(path, database, xid, temporary, arg))
 			durable_unlink(path, WARNING);
 		pfree(path);
 	}
 	FreeDir(dir);
+}
+
+typedef struct Settled
+{
+	bool		(*settled) (const char *name);
+} Settled;
+
+static bool
+done_here(const char *path, Oid database, TransactionId xid, bool temporary, const void *arg)
+{
+	return database == MyDatabaseId &&
+		file_done(path, xid, temporary, ((const Settled *) arg)->settled);
+}
+
+/*
+ * Remove the files of keys of this database that are no longer needed
+ * (file_done; 'settled': a filter loaded, with its keys folded and saved
+ * since, or gone).  The snapshot worker calls this before a save.
+ */
+void
+tlbf_prepared_clean(bool (*settled) (const char *name))
+{
+	Settled		here = {settled};
+
+	remove_files(done_here, &here);
+}
+
+typedef struct Databases
+{
+	const List *existing;
+	TransactionId next_xid;
+} Databases;
+
+static bool
+database_gone(const char *path, Oid database, TransactionId xid, bool temporary, const void *arg)
+{
+	const Databases *databases = arg;
+
+	return !list_member_oid(databases->existing, database) &&
+		TransactionIdPrecedes(xid, databases->next_xid) && !TransactionIdIsInProgress(xid);
 }
 
 /*
@@ -432,25 +471,7 @@ tlbf_prepared_clean(bool (*settled) (const char *name))
 void
 tlbf_prepared_clean_databases(const List *existing, TransactionId next_xid)
 {
-	DIR		   *dir = AllocateDir(PREPARED_DIR);
-	struct dirent *entry;
+	Databases	databases = {existing, next_xid};
 
-	if (dir == NULL)
-		return;
-	while ((entry = ReadDir(dir, PREPARED_DIR)) != NULL)
-	{
-		Oid			database;
-		TransactionId xid;
-		bool		temporary;
-		char	   *path;
-
-		if (!prepared_file(entry->d_name, &database, &xid, &temporary) ||
-			list_member_oid(existing, database) ||
-			!TransactionIdPrecedes(xid, next_xid) || TransactionIdIsInProgress(xid))
-			continue;
-		path = psprintf(PREPARED_DIR "/%s", entry->d_name);
-		durable_unlink(path, WARNING);
-		pfree(path);
-	}
-	FreeDir(dir);
+	remove_files(database_gone, &databases);
 }
