@@ -517,16 +517,29 @@ tlbf_pending_claim(PendingFilter filter, const char *name, TlbfHash hash, TlbfTi
 				   bool stored, TransactionId *wait_for, TlbfTime *found_at)
 {
 	int			p = part_for(hash);
-	TransactionId xid = GetCurrentTransactionId();
+	TransactionId xid;
 	PendingFound found;
 	bool		put = true;
 
 	check_share();
-	LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
-	found = scan_part(p, filter, hash, wait_for, found_at);
-	if (found == PENDING_NONE)
-		put = put_key(p, filter, hash, at, xid, stored);
-	LWLockRelease(&locks[p].lock);
+	for (;;)
+	{
+		/*
+		 * An XID only for a key that is added: a row rejected for a key
+		 * found here then commits nothing (no WAL, no flush), as a row a
+		 * trigger skips should.  One is assigned with no lock held, and
+		 * the key looked for again.
+		 */
+		xid = GetCurrentTransactionIdIfAny();
+		LWLockAcquire(&locks[p].lock, LW_EXCLUSIVE);
+		found = scan_part(p, filter, hash, wait_for, found_at);
+		if (found == PENDING_NONE && TransactionIdIsValid(xid))
+			put = put_key(p, filter, hash, at, xid, stored);
+		LWLockRelease(&locks[p].lock);
+		if (found != PENDING_NONE || TransactionIdIsValid(xid))
+			break;
+		(void) GetCurrentTransactionId();
+	}
 	if (!put)
 		report_table_full();
 	if (found == PENDING_NONE)
