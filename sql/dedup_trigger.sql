@@ -13,6 +13,12 @@ CREATE TRIGGER dedup BEFORE INSERT ON signups
 -- a failed insert, corrected and retried, is stored
 SELECT outcome($$INSERT INTO signups VALUES ('ann@example.com', 17)$$);
 INSERT INTO signups VALUES ('ann@example.com', 21);
+-- a row rejected (here for a key still waiting to be folded into the
+-- filter) writes nothing: its transaction takes no XID
+BEGIN;
+INSERT INTO signups VALUES ('ann@example.com', 22);
+SELECT pg_current_xact_id_if_assigned() IS NULL AS no_xid;
+COMMIT;
 -- a rolled-back transaction, a failing later statement
 BEGIN;
 INSERT INTO signups VALUES ('bob@example.com', 30);
