@@ -196,8 +196,9 @@ check_trigger_pair(const Trigger *before, Relation rel)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("AFTER INSERT trigger \"%s\" on table \"%s\" cannot confirm the rows of tlbf_reject_recent trigger \"%s\"",
 							t->tgname, RelationGetRelationName(rel), before->tgname),
-					 errdetail("It is %s: the AFTER trigger must fire for every row stored, when its statement ends.",
-							   t->tgdeferrable ? "deferrable" : "limited by a WHEN condition"),
+					 t->tgdeferrable ?
+					 errdetail("It is deferrable: the AFTER trigger must fire for every row stored, when its statement ends.") :
+					 errdetail("It has a WHEN condition: the AFTER trigger must fire for every row stored, when its statement ends."),
 					 errhint("Create it as a plain AFTER INSERT ... FOR EACH ROW trigger.")));
 		if (fires_now(t))
 			has_after = true;
