@@ -23,6 +23,7 @@
  */
 #include "statements.h"
 
+#include "access/parallel.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
 #include "executor/executor.h"
@@ -275,13 +276,17 @@ tlbf_statement_current(void)
 	return ((RunningStatement *) llast(running))->number;
 }
 
-/* Is statement 'number' still running (0, unknown: taken as running)? */
+/*
+ * Is statement 'number' still running?  0 (not known) is taken as
+ * running, and so is every statement in a parallel worker, which shares
+ * its leader's transaction but not this list.
+ */
 bool
 tlbf_statement_running(uint32 number)
 {
 	ListCell   *cell;
 
-	if (number == 0)
+	if (number == 0 || IsParallelWorker())
 		return true;
 	foreach(cell, running)
 		if (((RunningStatement *) lfirst(cell))->number == number)
