@@ -155,6 +155,7 @@ read_prepared_keys(const char *path, TransactionId xid, PreparedHeader *header,
 	Size		bytes;
 	PreparedRead result = PREPARED_DAMAGED;
 	ssize_t		got;
+	int			save_errno;
 
 	*keys = NULL;
 	if (fd < 0)
@@ -176,7 +177,9 @@ read_prepared_keys(const char *path, TransactionId xid, PreparedHeader *header,
 		else if ((Size) got == bytes && prepared_crc(header, *keys, bytes) == header->crc)
 			result = PREPARED_READ;
 	}
+	save_errno = errno;			/* for the caller's %m */
 	CloseTransientFile(fd);
+	errno = save_errno;
 	if (result != PREPARED_READ && *keys != NULL)
 	{
 		pfree(*keys);
@@ -294,7 +297,7 @@ tlbf_prepared_read(const char *name)
 		char	   *path;
 		PreparedHeader header;
 		PreparedKey *keys;
-		PreparedFate		fate;
+		PreparedFate fate;
 
 		if (!prepared_file(entry->d_name, &database, &xid, &temporary) ||
 			database != MyDatabaseId || temporary)
@@ -322,14 +325,16 @@ tlbf_prepared_read(const char *name)
 
 			if (strcmp(keys[i].name, name) != 0)
 				continue;
-			if (found == NULL || found->count == room)
+			if (found == NULL)
 			{
-				room = Max(16, room * 2);
-				found = found == NULL ?
-					palloc(offsetof(PreparedKeys, keys) + room * sizeof(RestoredKey)) :
-					repalloc(found, offsetof(PreparedKeys, keys) + room * sizeof(RestoredKey));
-				if (room == 16)
-					found->count = 0;
+				room = 16;
+				found = palloc(offsetof(PreparedKeys, keys) + room * sizeof(RestoredKey));
+				found->count = 0;
+			}
+			else if (found->count == room)
+			{
+				room *= 2;
+				found = repalloc(found, offsetof(PreparedKeys, keys) + room * sizeof(RestoredKey));
 			}
 			k = &found->keys[found->count++];
 			k->hash.a = keys[i].a;
