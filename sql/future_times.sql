@@ -34,5 +34,18 @@ SET tlbf.max_future = '1min';
 SELECT split_part(outcome($$SELECT tlbf_add(tlbf_create('1 hour'), 1, clock_timestamp() + interval '7 minutes')$$),
                   $$:$$, 1) AS past_1min;
 RESET tlbf.max_future;
+-- a plan kept (a generic plan, folded when it was made) is made again when
+-- the setting changes: the check follows the setting, not the plan
+SET plan_cache_mode = force_generic_plan;
+SET tlbf.max_future = -1;
+PREPARE far AS SELECT tlbf_add(tlbf_create('1 hour'), 1, '2999-01-01 00:00+00') IS NOT NULL AS accepted;
+EXECUTE far;
+RESET tlbf.max_future;
+SELECT split_part(outcome($$EXECUTE far$$), $$:$$, 1) AS kept_plan_after_reset;
+SET tlbf.max_future = -1;
+EXECUTE far;
+DEALLOCATE far;
+RESET tlbf.max_future;
+RESET plan_cache_mode;
 SELECT split_part(outcome($$SET tlbf.max_future = -2$$), $$:$$, 1) AS below_minus_one;  -- (the message differs between versions)
 DROP TABLE skewed;

@@ -1,20 +1,32 @@
 /*-------------------------------------------------------------------------
  *
  * launcher.c
- *	  The launcher: it only schedules.  With shared_preload_libraries =
- *	  'tlbf' it starts with the server, connected to no database, and keeps
- *	  a timetable per database:
+ *	  The launcher: it schedules, and at rest it is the only process tlbf
+ *	  has.  With shared_preload_libraries = 'tlbf' it starts with the
+ *	  server, connected to no database, and keeps a timetable per database:
  *
  *	  - one maintenance pass per database per tlbf.naptime (a short-lived
  *		"tlbf maintenance" worker; none while the last one still runs);
- *	  - a "tlbf snapshots" worker in every database that has shared filters,
- *		started again if it had to leave;
+ *	  - a save every tlbf.snapshot_interval in every database with shared
+ *		filters that changed (a short-lived "tlbf snapshots" worker that
+ *		saves and exits);
+ *	  - the shared filters' expired slices retired every tlbf.naptime, in
+ *		every database (by the launcher itself: shared memory only);
  *	  - the shared filters of dropped databases (and only of those) freed.
+ *
+ * Work that is due waits in line for a background worker slot, the oldest
+ * first and saves before passes, so that no database's work is starved
+ * by another's when slots are short.  When no slot is free, the launcher
+ * says so at LOG, at most once per naptime, and tries again a second
+ * later.
+ *
+ * As it leaves at a clean stop (when no worker can start any more), once
+ * the transactions that could add keys have ended, it writes an image of each
+ * shared filter changed since its last save (shared_images.c): a clean
+ * restart forgets nothing.
  *
  * A worker's start and exit wake the launcher (bgw_notify_pid), and so
  * does a database's first shared filter; a wake only does what is due.
- * When no background worker slot is free, the launcher says so at LOG, at
- * most once per naptime, and tries again a second later.
  *
  * A worker is started only in a database that still exists, and DROP
  * DATABASE and ALTER DATABASE wait until it has connected (start_worker):
@@ -40,7 +52,9 @@
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "shared_directory.h"
+#include "shared_images.h"
 #include "shared_prepared.h"
+#include "shared_store.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
@@ -55,6 +69,8 @@
 #define RESTART_SECONDS		10
 #define RETRY_MS			1000
 #define CONNECT_WAIT_MS		5000
+/* how long a stopping launcher waits for transactions to end before its images */
+#define STOP_WAIT_MS		10000
 
 /* pg_database.datconnlimit of a database whose DROP was interrupted */
 #define INVALID_DATABASE_CONNLIMIT	(-2)
@@ -66,19 +82,31 @@ typedef struct DatabaseSchedule
 {
 	Oid			database;
 	TimestampTz next_pass;
-	TimestampTz next_snapshots;	/* earliest start of a snapshot worker */
+	TimestampTz next_save;		/* when to look for something to save */
 	BackgroundWorkerHandle *pass;
-	BackgroundWorkerHandle *snapshots;
+	BackgroundWorkerHandle *saver;
 } DatabaseSchedule;
+
+/* A worker due to start, in line for a slot. */
+typedef struct DueWorker
+{
+	DatabaseSchedule *schedule;
+	DatabaseWorkerKind kind;
+	TimestampTz due;
+} DueWorker;
 
 static List *schedules = NIL;
 static TimestampTz last_no_slot_report = 0;
 
+/* When the shared filters' expired slices are next retired. */
+static TimestampTz next_retire = 0;
+
 /* When this launcher started: its DEBUG1 round lines count from it. */
 static TimestampTz launcher_started = 0;
 
-/* The tlbf.naptime the timetables were made with. */
+/* The tlbf.naptime and tlbf.snapshot_interval the timetables were made with. */
 static int	scheduled_naptime = 0;
+static int	scheduled_snapshot_interval = 0;
 
 /* The launcher's wait events (compat.h), once named. */
 static uint32 main_wait_event = 0;
@@ -207,9 +235,9 @@ report_no_slot(DatabaseWorkerKind kind, Oid database)
 				 errhint("Raise max_worker_processes.")));
 	else
 		ereport(LOG,
-				(errmsg("tlbf: no background worker slot free for a snapshot worker in database %u",
+				(errmsg("tlbf: no background worker slot free to save the shared filters of database %u",
 						database),
-				 errdetail("It will be tried again; meanwhile the shared filters of that database are not saved."),
+				 errdetail("It will be tried again; meanwhile the changes of that database's shared filters are not saved."),
 				 errhint("Raise max_worker_processes.")));
 	/*
 	 * Measured from after the line was written: two lines are then a
@@ -272,6 +300,21 @@ start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **han
 	return slot;
 }
 
+static TimestampTz
+after_ms(TimestampTz t, int ms)
+{
+	return TimestampTzPlusMilliseconds(t, ms);
+}
+
+/* for the tests, which follow the launcher's plans (docs/tests.md) */
+static void
+report_next_save(const DatabaseSchedule *s, TimestampTz now)
+{
+	ereport(DEBUG1,
+			(errmsg_internal("tlbf launcher: next save in database %u in %ld ms",
+							 s->database, TimestampDifferenceMilliseconds(now, s->next_save))));
+}
+
 static DatabaseSchedule *
 schedule_of(Oid database, TimestampTz now)
 {
@@ -289,7 +332,7 @@ schedule_of(Oid database, TimestampTz now)
 	s = palloc0(sizeof(DatabaseSchedule));
 	s->database = database;
 	s->next_pass = now;
-	s->next_snapshots = now;
+	s->next_save = after_ms(now, tlbf_snapshot_interval * 1000);
 	schedules = lappend(schedules, s);
 	MemoryContextSwitchTo(old);
 	return s;
@@ -313,8 +356,8 @@ prune_schedules(const List *open)
 		{
 			if (s->pass)
 				pfree(s->pass);
-			if (s->snapshots)
-				pfree(s->snapshots);
+			if (s->saver)
+				pfree(s->saver);
 			pfree(s);
 		}
 	}
@@ -323,31 +366,42 @@ prune_schedules(const List *open)
 	MemoryContextSwitchTo(old);
 }
 
-static TimestampTz
-after_ms(TimestampTz t, int ms)
-{
-	return TimestampTzPlusMilliseconds(t, ms);
-}
-
 /*
- * tlbf.naptime was reloaded: a pass planned with the old naptime comes no
- * later than the new one from now (as autovacuum's launcher rebuilds its
- * schedule), so that lowering it takes effect at once.
+ * tlbf.naptime or tlbf.snapshot_interval was reloaded: a pass, a save or
+ * a retirement planned with the old value comes no later than the new one
+ * from now (as autovacuum's launcher rebuilds its schedule), so that
+ * lowering it takes effect at once.
  */
 static void
-follow_naptime(TimestampTz now)
+follow_intervals(TimestampTz now)
 {
 	ListCell   *cell;
 
-	if (tlbf_naptime == scheduled_naptime)
-		return;
-	foreach(cell, schedules)
+	if (tlbf_naptime != scheduled_naptime)
 	{
-		DatabaseSchedule *s = lfirst(cell);
+		foreach(cell, schedules)
+		{
+			DatabaseSchedule *s = lfirst(cell);
 
-		s->next_pass = Min(s->next_pass, after_ms(now, tlbf_naptime * 1000));
+			s->next_pass = Min(s->next_pass, after_ms(now, tlbf_naptime * 1000));
+		}
+		next_retire = Min(next_retire, after_ms(now, tlbf_naptime * 1000));
+		scheduled_naptime = tlbf_naptime;
 	}
-	scheduled_naptime = tlbf_naptime;
+	if (tlbf_snapshot_interval != scheduled_snapshot_interval)
+	{
+		foreach(cell, schedules)
+		{
+			DatabaseSchedule *s = lfirst(cell);
+
+			if (s->next_save > after_ms(now, tlbf_snapshot_interval * 1000))
+			{
+				s->next_save = after_ms(now, tlbf_snapshot_interval * 1000);
+				report_next_save(s, now);
+			}
+		}
+		scheduled_snapshot_interval = tlbf_snapshot_interval;
+	}
 }
 
 /*
@@ -376,10 +430,97 @@ report_round(TimestampTz now, TimestampTz wake)
 							 TimestampDifferenceMilliseconds(launcher_started, wake))));
 }
 
+/* The oldest due first; at the same time, saves before passes. */
+static int
+by_due(const ListCell *a, const ListCell *b)
+{
+	const DueWorker *x = lfirst(a);
+	const DueWorker *y = lfirst(b);
+
+	if (x->due != y->due)
+		return x->due < y->due ? -1 : 1;
+	return (x->kind == SNAPSHOT_WORKER ? 0 : 1) - (y->kind == SNAPSHOT_WORKER ? 0 : 1);
+}
+
+static List *
+due_worker(List *due, DatabaseSchedule *s, DatabaseWorkerKind kind, TimestampTz at)
+{
+	DueWorker  *d = palloc(sizeof(DueWorker));
+
+	d->schedule = s;
+	d->kind = kind;
+	d->due = at;
+	return lappend(due, d);
+}
+
+/*
+ * What is due in database s: its maintenance pass, and, if it has shared
+ * filters, a save when they have something to save ('to_save').  A pass
+ * still running skips its turn; a beat with nothing to save looks again
+ * one snapshot interval later.
+ */
+static List *
+add_due(List *due, DatabaseSchedule *s, const List *with_filters, const List *to_save,
+		TimestampTz now)
+{
+	if (tlbf_worker_enabled && now >= s->next_pass)
+	{
+		if (running(s->pass))
+			s->next_pass = after_ms(now, tlbf_naptime * 1000);
+		else
+			due = due_worker(due, s, MAINTENANCE_WORKER, s->next_pass);
+	}
+	if (list_member_oid(with_filters, s->database) && now >= s->next_save)
+	{
+		if (running(s->saver) || !list_member_oid(to_save, s->database))
+		{
+			s->next_save = after_ms(now, tlbf_snapshot_interval * 1000);
+			report_next_save(s, now);
+		}
+		else
+			due = due_worker(due, s, SNAPSHOT_WORKER, s->next_save);
+	}
+	return due;
+}
+
+/*
+ * Start what is due, in line; once a start finds no slot, the rest keep
+ * their place for the next try (*wake then comes a second later).
+ */
+static void
+start_due(List *due, TimestampTz now, TimestampTz *wake)
+{
+	ListCell   *cell;
+	bool		no_slot = false;
+
+	list_sort(due, by_due);
+	foreach(cell, due)
+	{
+		DueWorker  *d = lfirst(cell);
+		DatabaseSchedule *s = d->schedule;
+		bool		pass = d->kind == MAINTENANCE_WORKER;
+
+		if (!no_slot)
+			no_slot = !start_worker(d->kind, s->database, pass ? &s->pass : &s->saver);
+		if (no_slot)
+		{
+			*wake = Min(*wake, after_ms(now, RETRY_MS));
+			continue;
+		}
+		if (pass)
+			s->next_pass = after_ms(now, tlbf_naptime * 1000);
+		else
+		{
+			s->next_save = after_ms(now, tlbf_snapshot_interval * 1000);
+			report_next_save(s, now);
+		}
+	}
+}
+
 /*
  * One round: free the filters of dropped databases (and the keys their
- * prepared transactions wrote down), start what is due.
- * Returns when the next thing is due.
+ * prepared transactions wrote down, and their images), retire expired
+ * slices, start what is due.  Returns when the next thing is due.
  */
 static TimestampTz
 run_round(void)
@@ -387,50 +528,111 @@ run_round(void)
 	uint64		stamp = tlbf_directory_available() ? tlbf_directory_stamp() : 0;
 	List	   *all;
 	List	   *open;
-	List	   *with_filters;
+	List	   *with_images;
+	List	   *with_filters = NIL;
+	List	   *to_save = NIL;
+	List	   *due = NIL;
 	ListCell   *cell;
 	TimestampTz now;
 	TimestampTz wake;
-	int			naptime_ms = tlbf_naptime * 1000;
 	TransactionId next_xid = ReadNextTransactionId();
 
 	list_databases(&all, &open);
 	tlbf_directory_forget_databases(all, stamp);
 	tlbf_prepared_clean_databases(all, next_xid);
-	with_filters = tlbf_directory_databases();
+	with_images = tlbf_images_databases(all);
 	prune_schedules(open);
 
 	now = GetCurrentTimestamp();
-	wake = after_ms(now, naptime_ms);
-	follow_naptime(now);
-	foreach(cell, open)
+	follow_intervals(now);
+	if (tlbf_directory_available())
 	{
-		DatabaseSchedule *s = schedule_of(lfirst_oid(cell), now);
-
-		if (tlbf_worker_enabled && now >= s->next_pass)
+		if (now >= next_retire)
 		{
-			/* a pass still running skips its turn */
-			if (running(s->pass) ||
-				start_worker(MAINTENANCE_WORKER, s->database, &s->pass))
-				s->next_pass = after_ms(now, naptime_ms);
-			else
-				s->next_pass = after_ms(now, RETRY_MS);
+			tlbf_store_retire_all(now);
+			next_retire = after_ms(now, tlbf_naptime * 1000);
 		}
-		if (tlbf_worker_enabled)
-			wake = Min(wake, s->next_pass);
-
-		if (list_member_oid(with_filters, s->database) && !running(s->snapshots))
-		{
-			if (now >= s->next_snapshots)
-			{
-				(void) start_worker(SNAPSHOT_WORKER, s->database, &s->snapshots);
-				s->next_snapshots = after_ms(now, RETRY_MS);
-			}
-			wake = Min(wake, s->next_snapshots);
-		}
+		with_filters = tlbf_directory_databases();
+		to_save = tlbf_store_databases_to_save();
 	}
+	/* after a restart: a save writes what the images hold to their rows */
+	with_filters = list_concat_unique_oid(with_filters, with_images);
+	to_save = list_concat_unique_oid(to_save, with_images);
+	foreach(cell, open)
+		due = add_due(due, schedule_of(lfirst_oid(cell), now), with_filters, to_save, now);
+
+	wake = after_ms(now, tlbf_naptime * 1000);
+	start_due(due, now, &wake);
+	foreach(cell, schedules)
+	{
+		DatabaseSchedule *s = lfirst(cell);
+
+		if (tlbf_worker_enabled && s->next_pass > now)
+			wake = Min(wake, s->next_pass);
+		if (s->next_save > now)
+			wake = Min(wake, s->next_save);
+	}
+	if (tlbf_directory_available())
+		wake = Min(wake, Max(next_retire, after_ms(now, 1)));
 	report_round(now, wake);
 	return wake;
+}
+
+/*
+ * Does a live session (a backend or a worker) have a transaction with an
+ * XID, which could still commit keys the images must hold?  Prepared
+ * transactions, which have no process, do not count: their keys are
+ * written down already (shared_prepared.c).
+ */
+static bool
+transactions_remain(void)
+{
+	for (uint32 i = 0; i < ProcGlobal->allProcCount; i++)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[i];
+
+		if (proc->pid != 0 && proc->pid != MyProcPid && TransactionIdIsValid(proc->xid))
+			return true;
+	}
+	return false;
+}
+
+/* Is a saver this launcher started still there (it may not have recorded its save)? */
+static bool
+savers_remain(void)
+{
+	ListCell   *cell;
+
+	foreach(cell, schedules)
+		if (running(((DatabaseSchedule *) lfirst(cell))->saver))
+			return true;
+	return false;
+}
+
+/*
+ * The launcher is leaving: if the server stops, no worker will save the
+ * shared filters again before it does.  Once the transactions that could
+ * add keys have ended (a fast stop ends them all) and the savers have
+ * left, having recorded what they saved (at most STOP_WAIT_MS), write an
+ * image of each filter that changed since its last save.
+ */
+static void
+write_images(void)
+{
+	int			written;
+
+	if (!tlbf_directory_available())
+		return;
+	for (int waited = 0; waited < STOP_WAIT_MS && (transactions_remain() || savers_remain());
+		 waited += 10)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
+						 tlbf_wait_event(&main_wait_event, "TlbfLauncherMain"));
+		ResetLatch(MyLatch);
+	}
+	written = tlbf_store_write_images();
+	ereport(DEBUG1,
+			(errmsg_internal("tlbf launcher: wrote %d images of shared filters", written)));
 }
 
 static void
@@ -477,6 +679,7 @@ tlbf_launcher_main(Datum arg)
 						 tlbf_wait_event(&main_wait_event, "TlbfLauncherMain"));
 		ResetLatch(MyLatch);
 	}
+	write_images();
 	/* status 1: the postmaster starts us again unless it is shutting down */
 	proc_exit(1);
 }

@@ -11,6 +11,7 @@
 #include "shared_pending.h"
 
 #include "utils/guc.h"
+#include "utils/plancache.h"
 
 /*
  * Largest filter value, in bytes, that insertions and unions may produce.
@@ -35,6 +36,20 @@ bool		tlbf_worker_enabled = true;
 /* Seconds between two saves of the shared filters that changed. */
 int			tlbf_snapshot_interval = 30;
 
+/*
+ * tlbf.max_filter_bytes and tlbf.max_future can make IMMUTABLE functions
+ * (tlbf_add, tlbf_create, tlbf_union) fail, never change what they
+ * return.  A call with constant arguments is folded when its statement is
+ * planned, so a plan kept (a prepared statement's generic plan, a PL/pgSQL
+ * function's) would keep the check of the value it was made with: when
+ * either changes, this session's kept plans are made again.
+ */
+static void
+assign_check_setting(int newval, void *extra)
+{
+	ResetPlanCache();
+}
+
 /* The settings every session has. */
 void
 tlbf_define_settings(void)
@@ -49,7 +64,7 @@ tlbf_define_settings(void)
 							1024 * 1024 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
-							NULL, NULL, NULL);
+							NULL, assign_check_setting, NULL);
 	DefineCustomIntVariable("tlbf.agg_send_limit",
 							"Most rows a partial tlbf_agg sends to the final aggregation.",
 							"Past it, a parallel worker or a partition's partial "
@@ -71,7 +86,7 @@ tlbf_define_settings(void)
 							INT_MAX / 1000,
 							PGC_USERSET,
 							GUC_UNIT_S,
-							NULL, NULL, NULL);
+							NULL, assign_check_setting, NULL);
 	DefineCustomIntVariable("tlbf.cache_memory",
 							"Memory for the stored filters one expression of a query reads.",
 							"Each is fetched and checked once per query; past this, the least "

@@ -78,6 +78,7 @@ typedef struct SharedSlot
 	Size		region;			/* bytes */
 	uint64		changes;		/* insertions and retirements so far */
 	uint64		saved_changes;	/* 'changes' when last saved */
+	TransactionId row_xid;		/* wrote the row it was last saved to */
 	TransactionId created_by;	/* valid until the creating xact commits */
 	TransactionId dropped_by;	/* valid while the dropping xact is open */
 	bool		drop_prepared;	/* dropped_by is a prepared transaction */
@@ -398,9 +399,23 @@ tlbf_directory_open(const char *name, LWLockMode mode, SharedFilterRef *ref)
 	return true;
 }
 
-/* Open the filter 'id' names, if its slot still holds it and it is seen. */
-bool
-tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode, SharedFilterRef *ref)
+/*
+ * Is the filter in slot s committed and not being dropped, whichever
+ * database it is in (the launcher, in none, retires and writes down the
+ * filters of all)?
+ */
+static bool
+committed_and_kept(const SharedSlot *s)
+{
+	return s->in_use && !TransactionIdIsValid(s->created_by) && !being_dropped(s);
+}
+
+/*
+ * Open the filter 'id' names, if its slot still holds it and it is seen
+ * (any_database: committed and kept, in whichever database).
+ */
+static bool
+open_id(const SharedFilterId *id, LWLockMode mode, SharedFilterRef *ref, bool any_database)
 {
 	SharedSlot *s;
 
@@ -409,13 +424,26 @@ tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode, SharedFilterRe
 		return false;
 	LWLockAcquire(directory_lock(), LW_SHARED);
 	s = &directory->slots[id->slot];
-	if (s->generation != id->generation || !visible(s))
+	if (s->generation != id->generation ||
+		!(any_database ? committed_and_kept(s) : visible(s)))
 	{
 		LWLockRelease(directory_lock());
 		return false;
 	}
 	lock_slot(id->slot, mode, ref);
 	return true;
+}
+
+bool
+tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode, SharedFilterRef *ref)
+{
+	return open_id(id, mode, ref, false);
+}
+
+bool
+tlbf_directory_open_any(const SharedFilterId *id, LWLockMode mode, SharedFilterRef *ref)
+{
+	return open_id(id, mode, ref, true);
 }
 
 void
@@ -467,7 +495,17 @@ tlbf_directory_unsaved(const SharedFilterRef *ref)
 	return s->changes != s->saved_changes;
 }
 
-/* Record that the filter 'id' names was saved as it was at id->changes. */
+/* Which transaction wrote the row the filter 'ref' opened was last saved to. */
+TransactionId
+tlbf_directory_row_xid(const SharedFilterRef *ref)
+{
+	return directory->slots[ref->slot].row_xid;
+}
+
+/*
+ * Record that the filter 'id' names was saved as it was at id->changes,
+ * by transaction id->row_xid.
+ */
 void
 tlbf_directory_saved(const SharedFilterId *id)
 {
@@ -480,7 +518,10 @@ tlbf_directory_saved(const SharedFilterId *id)
 	if (s->in_use && s->generation == id->generation && id->changes > s->saved_changes)
 		s->saved_changes = id->changes;
 	if (s->in_use && s->generation == id->generation)
+	{
+		s->row_xid = id->row_xid;
 		pg_atomic_write_u64(&s->saved_at, (uint64) GetCurrentTimestamp());
+	}
 	LWLockRelease(directory_lock());
 }
 
@@ -583,7 +624,7 @@ free_slot(void)
  */
 static void
 fill_slot(int slot, const char *name, Size offset, Size region, const Tlbf *filter,
-		  TransactionId created_by)
+		  TransactionId created_by, TransactionId row_xid)
 {
 	SharedSlot *s = &directory->slots[slot];
 
@@ -599,6 +640,7 @@ fill_slot(int slot, const char *name, Size offset, Size region, const Tlbf *filt
 	s->region = region;
 	s->created_by = created_by;
 	s->dropped_by = InvalidTransactionId;
+	s->row_xid = row_xid;
 	for (int i = 0; i < SHARED_COUNTERS; i++)
 		pg_atomic_init_u64(&s->counters[i], 0);
 	pg_atomic_init_u64(&s->saved_at, 0);
@@ -656,10 +698,12 @@ remember(PendingChange *change, bool created, int slot)
 
 /*
  * Put a new filter (its bytes 'initial') in a region of 'region' bytes,
- * seen by this transaction only until it commits.
+ * seen by this transaction only until it commits; 'row_xid' writes its
+ * row.
  */
 void
-tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
+tlbf_directory_create(const char *name, const Tlbf *initial, Size region,
+					  TransactionId row_xid)
 {
 	TransactionId me = GetTopTransactionId();
 	PendingChange *change;
@@ -692,7 +736,7 @@ tlbf_directory_create(const char *name, const Tlbf *initial, Size region)
 						   region, tlbf_shared_memory),
 				 errhint("Drop unused filters, lower the filter's capacity, or raise tlbf.shared_memory and restart the server.")));
 
-	fill_slot(slot, name, (Size) offset, region, initial, me);
+	fill_slot(slot, name, (Size) offset, region, initial, me, row_xid);
 	remember(change, true, slot);
 	LWLockRelease(directory_lock());
 }
@@ -836,6 +880,23 @@ tlbf_directory_names(void)
 	return names;
 }
 
+/* What names the filter in slot i (the directory locked). */
+static SharedFilterId *
+slot_id(int i)
+{
+	SharedSlot *s = &directory->slots[i];
+	SharedFilterId *id = palloc(sizeof(SharedFilterId));
+
+	id->slot = i;
+	id->generation = s->generation;
+	id->database = s->database;
+	strlcpy(id->name, s->name, NAMEDATALEN);
+	id->changes = s->changes;
+	id->unsaved = s->changes != s->saved_changes;
+	id->row_xid = s->row_xid;
+	return id;
+}
+
 /*
  * This database's committed filters changed since they were last saved,
  * but for those a transaction is dropping: their rows are being deleted,
@@ -852,20 +913,34 @@ tlbf_directory_changed(void)
 	for (int i = 0; i < tlbf_max_shared_filters; i++)
 	{
 		SharedSlot *s = &directory->slots[i];
-		SharedFilterId *id;
 
 		if (!visible(s) || TransactionIdIsValid(s->created_by) ||
 			being_dropped(s) || s->changes == s->saved_changes)
 			continue;
-		id = palloc(sizeof(SharedFilterId));
-		id->slot = i;
-		id->generation = s->generation;
-		strlcpy(id->name, s->name, NAMEDATALEN);
-		id->changes = s->changes;
-		changed = lappend(changed, id);
+		changed = lappend(changed, slot_id(i));
 	}
 	LWLockRelease(directory_lock());
 	return changed;
+}
+
+/*
+ * The committed filters of every database but those a transaction is
+ * dropping (for the launcher, which is in none).
+ */
+List *
+tlbf_directory_all(void)
+{
+	List	   *all = NIL;
+
+	tlbf_directory_require();
+	LWLockAcquire(directory_lock(), LW_SHARED);
+	for (int i = 0; i < tlbf_max_shared_filters; i++)
+	{
+		if (committed_and_kept(&directory->slots[i]))
+			all = lappend(all, slot_id(i));
+	}
+	LWLockRelease(directory_lock());
+	return all;
 }
 
 /* Does shared memory hold a filter 'name' of this database, seen or not? */
@@ -929,7 +1004,8 @@ finish_install(int slot, InstallFilled filled, void *arg)
  */
 InstallResult
 tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
-					   uint64 drops_seen, InstallFilled filled, void *arg)
+					   TransactionId row_xid, uint64 drops_seen,
+					   InstallFilled filled, void *arg)
 {
 	InstallResult result = INSTALL_DONE;
 	int			slot;
@@ -954,7 +1030,8 @@ tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
 			result = INSTALL_NO_ROOM;
 		else
 		{
-			fill_slot(slot, name, (Size) offset, region, filter, InvalidTransactionId);
+			fill_slot(slot, name, (Size) offset, region, filter, InvalidTransactionId,
+					  row_xid);
 			finish_install(slot, filled, arg);
 			wake_watcher();
 		}

@@ -19,8 +19,11 @@ typedef struct SharedFilterId
 {
 	int			slot;
 	uint64		generation;		/* which filter held the slot */
+	Oid			database;
 	char		name[NAMEDATALEN];
 	uint64		changes;		/* its change count then */
+	bool		unsaved;		/* changed since its last save */
+	TransactionId row_xid;		/* wrote its row of tlbf_shared_filters */
 } SharedFilterId;
 
 typedef enum InstallResult
@@ -43,6 +46,8 @@ extern Size tlbf_directory_min_region(const TlbfParams *params);
 extern bool tlbf_directory_open(const char *name, LWLockMode mode, SharedFilterRef *ref);
 extern bool tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode,
 								   SharedFilterRef *ref);
+extern bool tlbf_directory_open_any(const SharedFilterId *id, LWLockMode mode,
+									SharedFilterRef *ref);
 extern void tlbf_directory_close(SharedFilterRef *ref);
 extern void tlbf_directory_count_change(SharedFilterRef *ref);
 extern Size tlbf_directory_region(const SharedFilterRef *ref);
@@ -50,20 +55,24 @@ extern uint64 tlbf_directory_generation(const SharedFilterRef *ref);
 extern const char *tlbf_directory_name(const SharedFilterRef *ref);
 extern uint64 tlbf_directory_changes(const SharedFilterRef *ref);
 extern bool tlbf_directory_unsaved(const SharedFilterRef *ref);
+extern TransactionId tlbf_directory_row_xid(const SharedFilterRef *ref);
 extern void tlbf_directory_saved(const SharedFilterId *id);
 extern void tlbf_directory_count(const SharedFilterRef *ref, SharedCounter counter, uint64 n);
 extern void tlbf_directory_counts(const SharedFilterRef *ref, SharedCounts *counts);
 extern void tlbf_directory_reset_counts(const SharedFilterRef *ref);
 
-extern void tlbf_directory_create(const char *name, const Tlbf *initial, Size region);
+extern void tlbf_directory_create(const char *name, const Tlbf *initial, Size region,
+								  TransactionId row_xid);
 extern bool tlbf_directory_drop(const char *name);
 extern List *tlbf_directory_names(void);
 extern List *tlbf_directory_changed(void);
+extern List *tlbf_directory_all(void);
 extern bool tlbf_directory_holds(const char *name);
 extern uint64 tlbf_directory_drops(void);
 typedef void (*InstallFilled) (SharedFilterRef *ref, void *arg);
 extern InstallResult tlbf_directory_install(const char *name, const Tlbf *filter,
-											Size region, uint64 drops_seen,
+											Size region, TransactionId row_xid,
+											uint64 drops_seen,
 											InstallFilled filled, void *arg);
 
 extern List *tlbf_directory_databases(void);

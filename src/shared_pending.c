@@ -651,7 +651,7 @@ tlbf_pending_fold_due(PendingFilter filter, int keys)
  * time it was (tlbf_pending_crowded_folded)?  Each filter folds its keys
  * when enough have come (tlbf_pending_fold_due), but many filters each
  * short of that could fill the table together, and every insertion would
- * then fail (53200) until the snapshot workers folded them: the caller
+ * then fail (53200) until the savers folded them: the caller
  * folds them all now.  What a fold leaves (keys of open transactions) does
  * not make the table crowded again until more come.  Read unlocked: a fold
  * a little early or late is harmless.

@@ -11,7 +11,7 @@
  * <database>_<xid> (tlbf_prepared_write).  When a filter is loaded after a
  * restart, they are read back (tlbf_prepared_read), to wait again if the
  * transaction is still prepared, or to go into the filter if it committed.
- * The snapshot worker removes the files no longer needed, and the launcher
+ * A save removes the files no longer needed, and the launcher
  * those of databases dropped.
  *
  * Every file is read as hostile: its size, its header, its CRC and the XID
@@ -441,7 +441,7 @@ done_here(const char *path, Oid database, TransactionId xid, bool temporary, con
 /*
  * Remove the files of keys of this database that are no longer needed
  * (file_done; 'settled': a filter loaded, with its keys folded and saved
- * since, or gone).  The snapshot worker calls this before a save.
+ * since, or gone).  A save calls this first.
  */
 void
 tlbf_prepared_clean(bool (*settled) (const char *name))

@@ -12,8 +12,10 @@
  * happen one transaction after the other, so once transactions end, the
  * directory and the table agree.
  *
- * The snapshot worker of the database saves the filters that changed
- * every tlbf.snapshot_interval, and once more when it is told to stop.
+ * A saver the launcher starts in the database every tlbf.snapshot_interval
+ * saves the filters that changed (worker.c); at a clean stop, the
+ * launcher writes what changed since as images (shared_images.c), taken
+ * instead of the row at the next load.
  * After a restart (or a pg_restore), a filter that shared memory does not
  * hold is loaded from its row the first time a session asks for it.
  * Loading reads the table with a fresh snapshot, never the caller's: a
@@ -56,6 +58,7 @@
  */
 #include "shared_store.h"
 #include "shared_pending.h"
+#include "shared_images.h"
 #include "shared_prepared.h"
 
 #include "access/genam.h"
@@ -356,6 +359,7 @@ read_row(HeapTuple tuple, TupleDesc desc, bool stamped, const RowsWanted *wanted
 	saved->unsaved = false;
 	saved->filter = NULL;
 	saved->region = 0;
+	saved->row_xid = HeapTupleHeaderGetRawXmin(tuple->t_data);
 	if (isnull)
 	{
 		if (wanted->only == NULL)
@@ -502,6 +506,7 @@ typedef struct Restoring
 {
 	PreparedKeys *keys;
 	int			lost;
+	bool		from_image;		/* installed from an image, not its row */
 } Restoring;
 
 static void
@@ -510,6 +515,9 @@ restore_prepared_keys(SharedFilterRef *ref, void *arg)
 	Restoring  *restoring = arg;
 	FoldInto	into;
 
+	/* an image holds what its row does not: the next save writes it */
+	if (restoring->from_image)
+		tlbf_directory_count_change(ref);
 	if (restoring->keys == NULL)
 		return;
 	into.ref = ref;
@@ -527,7 +535,7 @@ restore_prepared_keys(SharedFilterRef *ref, void *arg)
  * drop of the name runs meanwhile.  One that has not ended is waited for
  * if 'wait', else the name is left for its next use.  A prepared drop is
  * never waited for, and its filter never loaded: COMMIT PREPARED would
- * delete its row but leave it in shared memory, where the snapshot worker
+ * delete its row but leave it in shared memory, where a saver
  * would save it again.  The row is read again once the name is locked,
  * with a fresh snapshot, so a drop that committed since the names were
  * read is seen, and under a lock on the table, so that DROP EXTENSION
@@ -561,6 +569,7 @@ load_one(Oid relid, const char *name, bool wait, List **not_loaded)
 		uint64		drops = tlbf_directory_drops();
 		List	   *saved;
 		SavedFilter *row;
+		Tlbf	   *image;
 		InstallResult result;
 		Restoring	restoring;
 
@@ -569,12 +578,16 @@ load_one(Oid relid, const char *name, bool wait, List **not_loaded)
 		if (saved == NIL)
 			break;				/* dropped, loaded by another session, or bad */
 		row = linitial(saved);
+		image = tlbf_image_read(row->name, row->row_xid, row->region);
 		restoring.keys = tlbf_prepared_read(row->name);
 		restoring.lost = 0;
-		result = tlbf_directory_install(row->name, row->filter, row->region, drops,
-										restore_prepared_keys, &restoring);
+		restoring.from_image = image != NULL;
+		result = tlbf_directory_install(row->name, image ? image : row->filter, row->region,
+										row->row_xid, drops, restore_prepared_keys, &restoring);
 		/* installed or not, its bytes are not needed here: one filter at a time */
 		pfree(row->filter);
+		if (image != NULL)
+			pfree(image);
 		if (restoring.keys != NULL)
 			pfree(restoring.keys);
 		if (restoring.lost > 0)
@@ -784,7 +797,7 @@ tlbf_store_filter_memory(SharedFilterRef *ref, TlbfMemory *memory)
 	memory->keep_live = true;
 }
 
-/* The open filter changed (held exclusively): the snapshot worker saves it. */
+/* The open filter changed (held exclusively): the next saver saves it. */
 void
 tlbf_store_count_change(SharedFilterRef *ref)
 {
@@ -852,7 +865,7 @@ tlbf_store_reset_counts(const char *name)
 
 /*
  * The open filter's version: every insertion and retirement counts as a
- * change (the snapshot worker saves a filter that changed), and a filter
+ * change (a saver saves a filter that changed), and a filter
  * dropped and made again, or loaded again, has a new generation.
  */
 StoreVersion
@@ -1059,7 +1072,8 @@ tlbf_store_create(const char *name, const TlbfParams *params, int64 max_bytes)
 	f = palloc(sizeof(Tlbf));
 	tlbf_init(f, params);
 	tlbf_set_length(f);
-	tlbf_directory_create(name, f, (Size) region);
+	/* the row below is written by this (sub)transaction */
+	tlbf_directory_create(name, f, (Size) region, GetCurrentTransactionId());
 
 	types[1] = tlbf_extension_type();
 	values[0] = CStringGetTextDatum(name);
@@ -1218,6 +1232,33 @@ fold_committed_keys(void)
 	}
 }
 
+/*
+ * A save after a restart: this database's filters that have an image
+ * (written at the last clean stop) and are not in shared memory are
+ * loaded, from their images, so that the save writes what those hold to
+ * their rows; an image whose row is gone is removed.  A name that is busy
+ * is left for the next save.  (The caller holds the table.)
+ */
+static void
+load_imaged(Oid relid)
+{
+	ListCell   *cell;
+
+	foreach(cell, tlbf_image_names())
+	{
+		const char *name = lfirst(cell);
+		List	   *not_loaded = NIL;
+		RowsWanted	row = {.only = name, .names_only = true};
+
+		if (tlbf_directory_holds(name))
+			continue;
+		load_one(relid, name, false, &not_loaded);
+		InvalidateCatalogSnapshot();
+		if (!tlbf_directory_holds(name) && read_saved(&row) == NIL)
+			tlbf_image_remove(MyDatabaseId, name);
+	}
+}
+
 int
 tlbf_store_save(MemoryContext ack_context, List **acks)
 {
@@ -1227,8 +1268,15 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
 	int			written = 0;
 
-	if (!OidIsValid(relid) || RecoveryInProgress())
+	if (RecoveryInProgress())
 		return 0;
+	if (!OidIsValid(relid))
+	{
+		/* the extension was dropped: its filters' images are moot */
+		foreach(cell, tlbf_image_names())
+			tlbf_image_remove(MyDatabaseId, lfirst(cell));
+		return 0;
+	}
 	/*
 	 * Never wait for the table: a prepared DROP EXTENSION holds it until
 	 * COMMIT PREPARED, and a worker told to stop must not wait for that.
@@ -1237,6 +1285,7 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 		return 0;
 	types[1] = tlbf_extension_type();
 	tlbf_prepared_clean(prepared_keys_settled);
+	load_imaged(relid);
 	fold_committed_keys();
 	changed = tlbf_directory_changed();
 	foreach(cell, changed)
@@ -1278,6 +1327,7 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 		pfree(copy);
 		ack = MemoryContextAlloc(ack_context, sizeof(SharedFilterId));
 		*ack = *id;
+		ack->row_xid = GetCurrentTransactionId();
 		old = MemoryContextSwitchTo(ack_context);
 		*acks = lappend(*acks, ack);
 		MemoryContextSwitchTo(old);
@@ -1286,36 +1336,137 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 	return written;
 }
 
-/* After the save's transaction committed: the saved versions are safe. */
+/*
+ * After the save's transaction committed: the saved versions are safe,
+ * and the images written at the last stop are older.
+ */
 void
 tlbf_store_acknowledge(List *acks)
 {
 	ListCell   *cell;
 
 	foreach(cell, acks)
-		tlbf_directory_saved(lfirst(cell));
+	{
+		SharedFilterId *id = lfirst(cell);
+
+		tlbf_image_remove(MyDatabaseId, id->name);
+		tlbf_directory_saved(id);
+	}
 }
 
-/* Retire the expired slices of this database's shared filters. */
+/* Retire the expired slices of the filter 'ref' holds exclusively, then close it. */
+static void
+retire_and_close(SharedFilterRef *ref, TimestampTz now)
+{
+	if (tlbf_retirable_slices(ref->filter, now) > 0)
+	{
+		tlbf_drop_expired(ref->filter, now);
+		tlbf_directory_count_change(ref);
+	}
+	tlbf_directory_close(ref);
+}
+
+/* Retire the expired slices of this database's shared filters (a pass). */
 void
 tlbf_store_retire(TimestampTz now)
 {
-	List	   *names = tlbf_directory_names();
 	ListCell   *cell;
 
-	foreach(cell, names)
+	foreach(cell, tlbf_directory_names())
 	{
 		SharedFilterRef ref;
 
-		if (!tlbf_directory_open(lfirst(cell), LW_EXCLUSIVE, &ref))
+		if (tlbf_directory_open(lfirst(cell), LW_EXCLUSIVE, &ref))
+			retire_and_close(&ref, now);
+	}
+}
+
+/*
+ * Retire the expired slices of every database's shared filters (the
+ * launcher, in no database, does this every tlbf.naptime).
+ */
+void
+tlbf_store_retire_all(TimestampTz now)
+{
+	ListCell   *cell;
+
+	foreach(cell, tlbf_directory_all())
+	{
+		SharedFilterRef ref;
+
+		if (tlbf_directory_open_any(lfirst(cell), LW_EXCLUSIVE, &ref))
+			retire_and_close(&ref, now);
+	}
+}
+
+/*
+ * The server is stopping (the launcher calls this as it leaves, once the
+ * transactions that could add keys have ended): fold the keys committed
+ * transactions left pending into every filter of every database, and
+ * write an image of each that changed since its last save
+ * (shared_images.c).  Returns how many were written.
+ */
+int
+tlbf_store_write_images(void)
+{
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "tlbf images",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(context);
+	ListCell   *cell;
+	int			written = 0;
+
+	foreach(cell, tlbf_directory_all())
+	{
+		SharedFilterId *id = lfirst(cell);
+		SharedFilterRef ref;
+		TransactionId row_xid;
+		Size		region;
+		Tlbf	   *copy = NULL;
+
+		if (!tlbf_directory_open_any(id, LW_EXCLUSIVE, &ref))
 			continue;
-		if (tlbf_retirable_slices(ref.filter, now) > 0)
+		(void) tlbf_store_fold(&ref, false);
+		row_xid = tlbf_directory_row_xid(&ref);
+		region = tlbf_directory_region(&ref);
+		if (tlbf_directory_unsaved(&ref) && TransactionIdIsValid(row_xid) &&
+			tlbf_size(ref.filter) <= region)
 		{
-			tlbf_drop_expired(ref.filter, now);
-			tlbf_directory_count_change(&ref);
+			copy = palloc(tlbf_size(ref.filter));
+			memcpy(copy, ref.filter, tlbf_size(ref.filter));
 		}
 		tlbf_directory_close(&ref);
+		if (copy == NULL)
+			continue;
+		tlbf_set_length(copy);
+		if (tlbf_image_write(id->database, id->name, row_xid, region, copy))
+			written++;
+		pfree(copy);
 	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(context);
+	return written;
+}
+
+/*
+ * The databases that have something to save: a shared filter that changed
+ * since its last save, or keys waiting to be folded into one (which a
+ * save folds first).  For the launcher, which starts a saver in each.
+ */
+List *
+tlbf_store_databases_to_save(void)
+{
+	List	   *databases = NIL;
+	ListCell   *cell;
+
+	foreach(cell, tlbf_directory_all())
+	{
+		SharedFilterId *id = lfirst(cell);
+		PendingFilter pending = {id->slot, id->generation};
+
+		if (id->unsaved || tlbf_pending_count(pending) > 0)
+			databases = list_append_unique_oid(databases, id->database);
+	}
+	return databases;
 }
 
 /*

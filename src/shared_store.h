@@ -56,6 +56,9 @@ extern int64 tlbf_store_adopt(void);
 extern int	tlbf_store_save(MemoryContext ack_context, List **acks);
 extern void tlbf_store_acknowledge(List *acks);
 extern void tlbf_store_retire(TimestampTz now);
+extern void tlbf_store_retire_all(TimestampTz now);
+extern List *tlbf_store_databases_to_save(void);
+extern int	tlbf_store_write_images(void);
 
 /*
  * A copy of a filter: one the primary saved (what a standby reads), or
@@ -67,6 +70,7 @@ typedef struct SavedFilter
 	Tlbf	   *filter;
 	Size		region;
 	bool		unsaved;		/* changed since it was last saved */
+	TransactionId row_xid;		/* wrote its row (read_row) */
 } SavedFilter;
 
 extern List *tlbf_store_copies(void);

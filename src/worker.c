@@ -5,12 +5,12 @@
  *
  *	  - "tlbf maintenance" runs one maintenance pass (maintenance.c) and
  *		exits: no worker stays connected to a database for passes;
- *	  - "tlbf snapshots" runs while the database has shared filters: it
- *		saves the filters that changed every tlbf.snapshot_interval,
- *		retires their expired slices every tlbf.naptime, and saves once
- *		more when it is told to stop (a clean shutdown).  It does nothing
- *		else, so that no table rewrite can delay a save: a crash loses at
- *		most the insertions of one snapshot interval plus one save.
+ *	  - "tlbf snapshots" saves the database's shared filters that changed
+ *		and exits: the launcher starts one every tlbf.snapshot_interval in
+ *		each database with something to save.  It does nothing else, so
+ *		that no table rewrite can delay a save: a crash loses at most the
+ *		insertions of one snapshot interval plus one save.  (At a clean
+ *		stop, the launcher writes what changed since: shared_images.c.)
  *
  * Neither may keep DROP DATABASE (or ALTER DATABASE ... RENAME or SET
  * TABLESPACE, or CREATE DATABASE ... TEMPLATE) from running: those refuse
@@ -32,9 +32,7 @@
  *
  * pg_stat_activity shows what each does (tlbf_report_running): its query
  * is "tlbf maintenance: schema.table.column" while a pass works on that
- * column, "tlbf snapshots: save" while shared filters are saved; idle, the
- * snapshot worker waits on the wait event TlbfSnapshotsMain (on 17 and
- * later; before, every extension's wait is 'Extension').
+ * column, "tlbf snapshots: save" while shared filters are saved.
  *
  *-------------------------------------------------------------------------
  */
@@ -77,15 +75,11 @@ static bool lost_database_lock = false;
 static volatile sig_atomic_t in_batch = false;
 
 /*
- * Does SIGTERM cancel the transaction the worker is in?  Always for a
- * maintenance worker; for a snapshot worker only during a periodic save,
- * which the final save at a clean stop makes again: a cancel anywhere else
- * (its start, between rounds) would end it with an ERROR before that save.
+ * Does SIGTERM cancel the transaction the worker is in?  Yes: a save
+ * cancelled at a clean stop is made by the launcher's images instead, and
+ * one cancelled otherwise by the next saver.
  */
 static volatile sig_atomic_t cancel_on_stop = true;
-
-/* The snapshot worker's wait event between rounds (compat.h), once named. */
-static uint32 snapshots_wait_event = 0;
 
 /* Does pg_stat_activity show this process at work (see tlbf_report_idle)? */
 static bool reported_running = true;
@@ -373,14 +367,10 @@ tlbf_maintenance_main(Datum arg)
 
 /*
  * Save the shared filters of this database that changed.  A failure is
- * reported and the changes stay marked for the next try.  The last save,
- * at a clean stop, waits at most STOP_LOCK_TIMEOUT for a lock: one that a
- * prepared transaction holds would otherwise hold up the shutdown for good.
+ * reported and the changes stay marked for the next saver.
  */
-#define STOP_LOCK_TIMEOUT	"10s"
-
 static void
-save_shared_filters(MemoryContext context, bool stopping)
+save_shared_filters(MemoryContext context)
 {
 	List	   *acks = NIL;
 	TimestampTz start = GetCurrentTimestamp();
@@ -390,9 +380,6 @@ save_shared_filters(MemoryContext context, bool stopping)
 	{
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
-		if (stopping)
-			(void) set_config_option("lock_timeout", STOP_LOCK_TIMEOUT, PGC_SUSET,
-									 PGC_S_OVERRIDE, GUC_ACTION_LOCAL, true, ERROR, false);
 		PushActiveSnapshot(GetTransactionSnapshot());
 		(void) tlbf_store_save(context, &acks);
 		PopActiveSnapshot();
@@ -417,91 +404,12 @@ save_shared_filters(MemoryContext context, bool stopping)
 	tlbf_store_acknowledge(acks);
 }
 
-static bool
-database_has_shared_filters(void)
-{
-	return list_member_oid(tlbf_directory_databases(), MyDatabaseId);
-}
-
-/*
- * A setting that times the loop was reloaded: what was planned with the
- * old value comes no later than the new value from now.
- */
-static void
-follow_interval(int seconds, int *planned_with, TimestampTz now, TimestampTz *next)
-{
-	if (seconds == *planned_with)
-		return;
-	*next = Min(*next, TimestampTzPlusMilliseconds(now, seconds * 1000L));
-	*planned_with = seconds;
-}
-
 void
 tlbf_snapshots_main(Datum arg)
 {
-	MemoryContext round;
-	TimestampTz next_save;
-	TimestampTz next_retire;
-	TimestampTz reported_save = 0;
-	int			save_interval = tlbf_snapshot_interval;
-	int			retire_interval = tlbf_naptime;
-
-	cancel_on_stop = false;
 	start_in_database(arg, SNAPSHOT_NAME);
-	round = AllocSetContextCreate(TopMemoryContext, "tlbf snapshots round",
-								  ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(round);
-	next_save = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-											tlbf_snapshot_interval * 1000L);
-	next_retire = 0;
-	while (!should_leave() && database_has_shared_filters())
-	{
-		TimestampTz now = GetCurrentTimestamp();
-		long		sleep_ms;
-
-		follow_interval(tlbf_snapshot_interval, &save_interval, now, &next_save);
-		follow_interval(tlbf_naptime, &retire_interval, now, &next_retire);
-		if (now >= next_save)
-		{
-			/* a wait here (a lock a prepared transaction holds) must not delay a stop */
-			cancel_on_stop = true;
-			save_shared_filters(round, false);
-			cancel_on_stop = false;
-			/* on the planned beat, so that delays do not add up */
-			next_save = TimestampTzPlusMilliseconds(next_save, tlbf_snapshot_interval * 1000L);
-			if (next_save <= now)
-				next_save = TimestampTzPlusMilliseconds(now, tlbf_snapshot_interval * 1000L);
-		}
-		if (now >= next_retire)
-		{
-			tlbf_report_running(SNAPSHOT_NAME ": retire expired slices");
-			tlbf_store_retire(now);
-			next_retire = TimestampTzPlusMilliseconds(now, tlbf_naptime * 1000L);
-		}
-		/* for the tests, which wait for this instead of for a while (docs/tests.md) */
-		if (next_save != reported_save)
-		{
-			ereport(DEBUG1,
-					(errmsg_internal("tlbf snapshots: next save in %ld ms",
-									 TimestampDifferenceMilliseconds(now, next_save))));
-			reported_save = next_save;
-		}
-		MemoryContextReset(round);
-		tlbf_report_idle();
-		sleep_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
-												   Min(next_save, next_retire));
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(Max(sleep_ms, 1), YIELD_CHECK_MS),
-						 tlbf_wait_event(&snapshots_wait_event, "TlbfSnapshotsMain"));
-		ResetLatch(MyLatch);
-	}
-	/*
-	 * A clean stop: what changed since the last save is saved now, not
-	 * cancelled (a cancel of a periodic save is dropped), waiting no more
-	 * than STOP_LOCK_TIMEOUT for a lock.
-	 */
-	QueryCancelPending = false;
-	if (database_has_shared_filters())
-		save_shared_filters(round, true);
+	if (!should_leave())
+		save_shared_filters(AllocSetContextCreate(TopMemoryContext, "tlbf snapshots",
+												  ALLOCSET_DEFAULT_SIZES));
 	leave();
 }

@@ -41,7 +41,7 @@ sub planned
 	my ($offset, $who, $wanted) = @_;
 	my $plan = $who eq 'launcher'
 	  ? qr/tlbf launcher: round at (\d+) ms: passes on, 0 running; next round at (\d+) ms/
-	  : qr/tlbf snapshots: next save in ()(\d+) ms/;
+	  : qr/tlbf launcher: next save in database \d+ in ()(\d+) ms/;
 	foreach (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
 	{
 		my $log = slurp_file($node->logfile, $offset);

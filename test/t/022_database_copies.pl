@@ -124,16 +124,16 @@ as('other', 'postgres', q{SELECT tlbf_shared_create('x1', '1 hour', capacity => 
 as('other', 'postgres', q{SELECT tlbf_shared_create('x2', '1 hour', capacity => 1000)});
 pass('five copies took no slot: two more filters fit in the three slots');
 # A launcher round that began after the copies were used (which would
-# start a snapshot worker in a copy with a filter loaded) has ended.
+# start a saver in a copy with a filter loaded) has ended.
 wait_for_round($node, -s $node->logfile);
 my $clones = $node->safe_psql('postgres', q{
 	SELECT string_agg(oid::text, '|') FROM pg_database WHERE datname LIKE 'clone%'});
 is(join(', ', slurp_file($node->logfile, $copies_offset) =~ /tlbf launcher: started a snapshot worker in database (?:$clones)\b/g),
-	'', 'the launcher starts no snapshot worker in a copy');
+	'', 'the launcher starts no saver in a copy');
 is($node->safe_psql('postgres', q{
 		SELECT count(*) FROM pg_stat_activity
 		WHERE backend_type = 'tlbf snapshots' AND datname LIKE 'clone%'}),
-	'0', 'no snapshot worker connects to a copy');
+	'0', 'no saver connects to a copy');
 
 # every use says the same
 fails_with('clone1', 'app_user', q{SELECT tlbf_shared_contains('clicks', 1)}, '55000',
@@ -151,10 +151,9 @@ is(as('clone1', 'admin', q{SELECT tlbf_shared_adopt()}), '1', 'tlbf_admin adopts
 is(as('clone1', 'admin', q{SELECT tlbf_shared_adopt()}), '0', '... once');
 is(as('clone1', 'owner', q{INSERT INTO clicks VALUES (1, 42), (2, 42); SELECT count(*) FROM clicks}),
 	'2', 'after adoption the trigger loads the filter: the copied key is a repeat, a new one is not');
-ok($node->poll_query_until('postgres', q{
-		SELECT count(*) = 1 FROM pg_stat_activity
-		WHERE backend_type = 'tlbf snapshots' AND datname = 'clone1'}),
-	'... and a snapshot worker serves the copy');
+ok($node->poll_query_until('clone1', q{
+		SELECT NOT (info->>'unsaved_changes')::boolean FROM tlbf_shared_list() WHERE name = 'clicks'}),
+	'... and the copy\'s filter is saved');
 
 # ---- a restore into a second database, the pool full --------------------------
 # slots: app's clicks, other's x1, clone1's clicks

@@ -8,7 +8,7 @@
 #   committed, and does not break the load, nor the saves after;
 # - a damaged one is set aside (.damaged) with a WARNING;
 # - a half-written one (.tmp) of a transaction that ended is removed by the
-#   snapshot worker, and one of a database that no longer exists by the
+#   next save, and one of a database that no longer exists by the
 #   launcher.
 use strict;
 use warnings;
@@ -107,7 +107,7 @@ ok($node->log_contains(qr/WARNING: .*keys a prepared transaction wrote to file .
 ok($node->poll_query_until('postgres', qq{
 	SELECT NOT EXISTS (SELECT FROM pg_ls_dir('pg_tlbf/pending') f
 	                   WHERE f LIKE '%.tmp' OR f = '${db}_} . ($future % 2**32) . q{')}),
-	'after a save, the snapshot worker removes the half-written file, and the settled one');
+	'after a save, the half-written file is removed, and the settled one');
 ok(-f "$dir/${db}_$xid{p_ann}", '... and keeps the file of the transaction still prepared');
 
 $node->safe_psql('postgres', q{

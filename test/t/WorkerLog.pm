@@ -7,8 +7,8 @@
 # (times on the launcher's clock, from its start; N of its maintenance
 # passes still run) and, for each worker it starts,
 #   tlbf launcher: started a maintenance|snapshot worker in database OID
-# and the snapshot worker's, whenever it plans its next save,
-#   tlbf snapshots: next save in N ms
+# and, whenever it plans a database's next save,
+#   tlbf launcher: next save in database OID in N ms
 package WorkerLog;
 
 use strict;
