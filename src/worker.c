@@ -17,11 +17,11 @@
  * to run while another session is connected.  So while connected, a
  * worker holds a session lock on its database that new connections do not
  * conflict with but those commands do: they queue behind it, the worker
- * sees them waiting (within YIELD_CHECK_MS, or before its next batch),
- * saves its shared filters, lets go and leaves, and they go on.  During a
- * batch, which runs a table owner's code, the lock is let go (see
- * batch_starts).  Aborting
- * a transaction releases session locks too (PostgreSQL's
+ * sees them waiting (a pass before its next batch; a saver has only its
+ * save, which waits for no lock), lets go and leaves, and they go on.
+ * During a batch, which runs a table owner's code, the lock is let go
+ * (see batch_starts).  Aborting a transaction releases session locks too
+ * (PostgreSQL's
  * ProcReleaseLocks), so after every error the lock is taken again, or the
  * worker leaves if it cannot have it.
  *
@@ -58,7 +58,6 @@
 
 #define MAINTENANCE_NAME	"tlbf maintenance"
 #define SNAPSHOT_NAME		"tlbf snapshots"
-#define YIELD_CHECK_MS		500
 
 /*
  * The lock a worker holds on its database: RowExclusiveLock, which new
@@ -73,13 +72,6 @@ static bool lost_database_lock = false;
 
 /* Is a maintenance worker running a batch (a table owner's code)? */
 static volatile sig_atomic_t in_batch = false;
-
-/*
- * Does SIGTERM cancel the transaction the worker is in?  Yes: a save
- * cancelled at a clean stop is made by the launcher's images instead, and
- * one cancelled otherwise by the next saver.
- */
-static volatile sig_atomic_t cancel_on_stop = true;
 
 /* Does pg_stat_activity show this process at work (see tlbf_report_idle)? */
 static bool reported_running = true;
@@ -210,9 +202,10 @@ batch_ends(void)
 
 /*
  * SIGTERM: finish, and cancel what the worker is doing in a transaction, if
- * anything: a batch, or a wait for a lock, which may be one that a prepared
- * transaction holds until someone ends it (a fast shutdown must not wait
- * for that).
+ * anything: a batch, a save (at a clean stop the launcher's images make it
+ * instead, else the next saver), or a wait for a lock, which may be one
+ * that a prepared transaction holds until someone ends it (a fast
+ * shutdown must not wait for that).
  */
 static void
 handle_sigterm(SIGNAL_ARGS)
@@ -220,7 +213,7 @@ handle_sigterm(SIGNAL_ARGS)
 	int			save_errno = errno;
 
 	ShutdownRequestPending = true;
-	if (in_batch || (cancel_on_stop && IsTransactionState()))
+	if (in_batch || IsTransactionState())
 	{
 		QueryCancelPending = true;
 		InterruptPending = true;
