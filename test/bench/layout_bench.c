@@ -16,7 +16,10 @@
  * overlap (at - span, at]: five of them, whose blocks it prefetches before
  * reading any, so that their misses overlap instead of queueing.  A
  * generation is sized from the keys the previous one took; the oldest is
- * cleared when a new one starts.
+ * cleared when a new one starts.  When the rate rises, a generation that
+ * is a sixteenth over its size starts another part, sized for the rest of
+ * the generation at the rate seen so far (split); the program's second
+ * table changes the rate fourfold and back, with and without splitting.
  *
  * What it shows: a key's bits depend on its time and hash only (so inserts
  * commute and generations of equal size merge by OR), one cache line per
@@ -40,11 +43,21 @@
 #define GENERATIONS	5			/* live: those overlapping one span */
 #define PARTS		4			/* generations per span */
 #define BLOCK_WORDS	8			/* 512 bits, one cache line */
+#define MAX_SPLITS	8			/* parts of one generation, at most */
 
-typedef struct Generation
+/* One blocked Bloom filter, sized for 'capacity' keys. */
+typedef struct Part
 {
 	uint64_t   *words;
 	uint64_t	nblocks;
+	uint64_t	capacity;
+	uint64_t	keys;
+} Part;
+
+typedef struct Generation
+{
+	Part		parts[MAX_SPLITS];
+	int			nparts;
 	int64_t		id;				/* floor(time / T); -1: empty */
 	uint64_t	keys;			/* added (to size the next one) */
 } Generation;
@@ -56,6 +69,7 @@ typedef struct TimeBlocks
 	double		bits_per_key;
 	int64_t		newest;
 	uint64_t	first_keys;		/* the first generation's sizing */
+	bool		split;			/* start another part when one is full */
 } TimeBlocks;
 
 /* odd constants: each word's bit comes from h.b times its own salt */
@@ -67,31 +81,57 @@ static const uint64_t salts[BLOCK_WORDS] = {
 };
 
 static void
-generation_start(TimeBlocks *tb, Generation *g, int64_t id, uint64_t expected_keys)
+part_start(TimeBlocks *tb, Part *p, uint64_t capacity)
 {
 	/*
 	 * (A power of two of blocks would let generations fold onto each other
 	 * exactly; sized exactly here, to see the bits a target needs.)
 	 */
-	uint64_t	nblocks = (uint64_t) ceil(expected_keys * tb->bits_per_key / 512.0);
+	uint64_t	nblocks = (uint64_t) ceil(capacity * tb->bits_per_key / 512.0);
 
-	if (nblocks != g->nblocks)
+	if (nblocks != p->nblocks)
 	{
-		free(g->words);
-		g->words = aligned_alloc(64, nblocks * BLOCK_WORDS * sizeof(uint64_t));
-		g->nblocks = nblocks;
+		free(p->words);
+		p->words = aligned_alloc(64, nblocks * BLOCK_WORDS * sizeof(uint64_t));
+		p->nblocks = nblocks;
 	}
-	memset(g->words, 0, nblocks * BLOCK_WORDS * sizeof(uint64_t));
+	memset(p->words, 0, nblocks * BLOCK_WORDS * sizeof(uint64_t));
+	p->capacity = capacity;
+	p->keys = 0;
+}
+
+static void
+generation_start(TimeBlocks *tb, Generation *g, int64_t id, uint64_t expected_keys)
+{
+	part_start(tb, &g->parts[0], expected_keys);
+	g->nparts = 1;
 	g->id = id;
 	g->keys = 0;
 }
 
-static inline uint64_t *
-block_of(const Generation *g, TlbfHash h)
+/*
+ * A part is full, 'at' into its generation: the next is sized for the keys
+ * the rest of the generation would bring at the rate the generation has
+ * had so far, a quarter more (as the core sizes a new slice from the
+ * observed rate), at least an eighth of the full one.
+ */
+static void
+generation_split(TimeBlocks *tb, Generation *g, TlbfTime at)
 {
-	uint64_t	block = (uint64_t) (((unsigned __int128) h.a * g->nblocks) >> 64);
+	double		done = (double) (at - g->id * tb->length) / tb->length;
+	double		rest = done > 0 ? g->keys * (1 - done) / done * 1.25 : g->keys;
+	uint64_t	floor_keys = g->parts[g->nparts - 1].capacity / 8 + 1;
 
-	return &g->words[block * BLOCK_WORDS];
+	part_start(tb, &g->parts[g->nparts], rest > floor_keys ? (uint64_t) rest : floor_keys);
+	g->nparts++;
+}
+
+static inline uint64_t *
+block_of(const Part *p, TlbfHash h)
+{
+	uint64_t	block = (uint64_t) (((unsigned __int128) h.a * p->nblocks) >> 64);
+
+	return &p->words[block * BLOCK_WORDS];
 }
 
 static void
@@ -99,6 +139,7 @@ tb_add(TimeBlocks *tb, TlbfHash h, TlbfTime at)
 {
 	int64_t		id = at / tb->length;
 	Generation *g = &tb->gens[id % GENERATIONS];
+	Part	   *p;
 	uint64_t   *block;
 
 	if (id != tb->newest)
@@ -110,9 +151,17 @@ tb_add(TimeBlocks *tb, TlbfHash h, TlbfTime at)
 		generation_start(tb, g, id, expected > 0 ? expected : 1);
 		tb->newest = id;
 	}
-	block = block_of(g, h);
+	p = &g->parts[g->nparts - 1];
+	/* (a sixteenth over: a generation whose keys vary by a few from the last one's keeps one part) */
+	if (tb->split && p->keys >= p->capacity + p->capacity / 16 && g->nparts < MAX_SPLITS)
+	{
+		generation_split(tb, g, at);
+		p = &g->parts[g->nparts - 1];
+	}
+	block = block_of(p, h);
 	for (int j = 0; j < BLOCK_WORDS; j++)
 		block[j] |= UINT64_C(1) << ((h.b * salts[j]) >> 58);
+	p->keys++;
 	g->keys++;
 }
 
@@ -121,18 +170,21 @@ tb_has(const TimeBlocks *tb, TlbfHash h, TlbfTime at, int64_t window)
 {
 	int64_t		oldest = (at - window) / tb->length;
 	int64_t		newest = at / tb->length;
-	const uint64_t *blocks[GENERATIONS];
+	const uint64_t *blocks[GENERATIONS * MAX_SPLITS];
 	int			n = 0;
 
-	for (int64_t id = newest; id >= oldest && n < GENERATIONS; id--)
+	for (int64_t id = newest; id >= oldest; id--)
 	{
 		const Generation *g = &tb->gens[id % GENERATIONS];
 
 		if (g->id != id)
 			continue;
-		blocks[n] = block_of(g, h);
-		__builtin_prefetch(blocks[n]);
-		n++;
+		for (int i = 0; i < g->nparts; i++)
+		{
+			blocks[n] = block_of(&g->parts[i], h);
+			__builtin_prefetch(blocks[n]);
+			n++;
+		}
 	}
 	for (int i = 0; i < n; i++)
 	{
@@ -152,9 +204,30 @@ tb_bytes(const TimeBlocks *tb)
 	size_t		bytes = 0;
 
 	for (int i = 0; i < GENERATIONS; i++)
-		if (tb->gens[i].id >= 0)
-			bytes += tb->gens[i].nblocks * BLOCK_WORDS * sizeof(uint64_t);
+		for (int j = 0; tb->gens[i].id >= 0 && j < tb->gens[i].nparts; j++)
+			bytes += tb->gens[i].parts[j].nblocks * BLOCK_WORDS * sizeof(uint64_t);
 	return bytes;
+}
+
+static void
+tb_init(TimeBlocks *tb, uint64_t first_keys, double bits_per_key, bool split)
+{
+	memset(tb, 0, sizeof(*tb));
+	for (int i = 0; i < GENERATIONS; i++)
+		tb->gens[i].id = -1;
+	tb->length = SPAN / PARTS;
+	tb->bits_per_key = bits_per_key;
+	tb->newest = -1;
+	tb->first_keys = first_keys;
+	tb->split = split;
+}
+
+static void
+tb_free(TimeBlocks *tb)
+{
+	for (int i = 0; i < GENERATIONS; i++)
+		for (int j = 0; j < MAX_SPLITS; j++)
+			free(tb->gens[i].parts[j].words);
 }
 
 /*
@@ -288,13 +361,7 @@ bench(long live, double bits_per_key)
 	if (!tlbf_check_params(&params, &problem))
 		abort();
 	f = heap_filter(&params, &memory);
-	memset(&tb, 0, sizeof(tb));
-	for (int i = 0; i < GENERATIONS; i++)
-		tb.gens[i].id = -1;
-	tb.length = SPAN / PARTS;
-	tb.bits_per_key = bits_per_key;
-	tb.newest = -1;
-	tb.first_keys = (uint64_t) live / PARTS;
+	tb_init(&tb, (uint64_t) live / PARTS, bits_per_key, true);
 	il_init(&il, (uint64_t) live / IL_PARTS, bits_per_key);
 
 	for (long i = 0; i < 2 * live; i++)
@@ -388,11 +455,122 @@ bench(long live, double bits_per_key)
 	print_figures("core (APBF)", live, 0, &core, &core, ROUNDS * ops, asked_live);
 	print_figures("time blocks", live, bits_per_key, &blocks, &core, ROUNDS * ops, asked_live);
 	print_figures("interleaved", live, bits_per_key, &inter, &core, ROUNDS * ops, asked_live);
-	for (int i = 0; i < GENERATIONS; i++)
-		free(tb.gens[i].words);
+	tb_free(&tb);
 	free(il.words);
 	free(f);
 	return core.missed == 0 && blocks.missed == 0 && inter.missed == 0;
+}
+
+/*
+ * When the rate changes: 'live' keys a span for two spans, then four times
+ * as many for one span ("up"), then 'live' again for two ("down"), evenly
+ * spaced within each phase.  At the end of each phase: the false-positive
+ * rate of keys never added, the bits per key of the last span, the keys of
+ * the last span missed (none may be), and ns per present and absent key.
+ * Time blocks as above, and the same without splitting (a generation
+ * sized from the one before, whatever comes).
+ */
+static bool
+rates(long live, double bits_per_key)
+{
+	static const struct
+	{
+		const char *name;
+		int			factor;
+		int			spans;
+	}			phases[] = {{"steady", 1, 2}, {"up x4", 4, 1}, {"down", 1, 2}};
+	TlbfParams	params = {SPAN, 0.01, (uint64_t) live, 0, 0, 0};
+	TlbfProblem problem;
+	TlbfMemory	memory;
+	Tlbf	   *f;
+	TimeBlocks	split,
+				fixed;
+	TlbfTime	at = START;
+	uint64_t	key = 0;
+	long		asked = live < 1000000 ? live : 1000000;
+	bool		ok = true;
+
+	if (!tlbf_check_params(&params, &problem))
+		abort();
+	f = heap_filter(&params, &memory);
+	tb_init(&split, (uint64_t) live / PARTS, bits_per_key, true);
+	tb_init(&fixed, (uint64_t) live / PARTS, bits_per_key, false);
+	for (int ph = 0; ph < (int) (sizeof(phases) / sizeof(phases[0])); ph++)
+	{
+		long		per_span = live * phases[ph].factor;
+		int64_t		gap = SPAN / per_span;
+		uint64_t	span_first = key;
+		double		t0,
+					ns[3][2];
+		long		fp[3] = {0, 0, 0},
+					missed[3] = {0, 0, 0},
+					in_span;
+
+		for (int sp = 0; sp < phases[ph].spans; sp++)
+		{
+			span_first = key;
+			for (long i = 0; i < per_span; i++)
+			{
+				TlbfHash	h = key_hash(key++);
+
+				at += gap;
+				tlbf_insert(&f, &memory, h, at);
+				tb_add(&split, h, at);
+				tb_add(&fixed, h, at);
+			}
+		}
+		/* the keys of the last span (a phase's last span has one rate) */
+		in_span = (long) (key - span_first);
+		for (uint64_t k = span_first + 1; k < key; k++)
+		{
+			TlbfHash	h = key_hash(k);
+
+			missed[0] += !tlbf_query(f, h, at, SPAN);
+			missed[1] += !tb_has(&split, h, at, SPAN);
+			missed[2] += !tb_has(&fixed, h, at, SPAN);
+		}
+#define RATE_ABSENT(i) key_hash((UINT64_C(1) << 62) + (uint64_t) ph * asked + (i))
+#define RATE_PRESENT(i) key_hash(key - 1 - (uint64_t) (i) * (in_span / asked))
+		t0 = now_ns();
+		for (long i = 0; i < asked; i++)
+			fp[0] += tlbf_query(f, RATE_ABSENT(i), at, SPAN);
+		ns[0][1] = (now_ns() - t0) / asked;
+		t0 = now_ns();
+		for (long i = 0; i < asked; i++)
+			fp[1] += tb_has(&split, RATE_ABSENT(i), at, SPAN);
+		ns[1][1] = (now_ns() - t0) / asked;
+		t0 = now_ns();
+		for (long i = 0; i < asked; i++)
+			fp[2] += tb_has(&fixed, RATE_ABSENT(i), at, SPAN);
+		ns[2][1] = (now_ns() - t0) / asked;
+		t0 = now_ns();
+		for (long i = 0; i < asked; i++)
+			sink += tlbf_query(f, RATE_PRESENT(i), at, SPAN);
+		ns[0][0] = (now_ns() - t0) / asked;
+		t0 = now_ns();
+		for (long i = 0; i < asked; i++)
+			sink += tb_has(&split, RATE_PRESENT(i), at, SPAN);
+		ns[1][0] = (now_ns() - t0) / asked;
+		t0 = now_ns();
+		for (long i = 0; i < asked; i++)
+			sink += tb_has(&fixed, RATE_PRESENT(i), at, SPAN);
+		ns[2][0] = (now_ns() - t0) / asked;
+
+		printf("%10ld %-7s | %-18s | %6.1f %6.1f | %6.2f%% | %5.1f | %ld of %ld\n",
+			   live, phases[ph].name, "core (APBF)", ns[0][0], ns[0][1],
+			   100.0 * fp[0] / asked, tlbf_total_words(f) * 64.0 / in_span, missed[0], in_span - 1);
+		printf("%10ld %-7s | %-18s | %6.1f %6.1f | %6.2f%% | %5.1f | %ld of %ld\n",
+			   live, phases[ph].name, "time blocks, split", ns[1][0], ns[1][1],
+			   100.0 * fp[1] / asked, tb_bytes(&split) * 8.0 / in_span, missed[1], in_span - 1);
+		printf("%10ld %-7s | %-18s | %6.1f %6.1f | %6.2f%% | %5.1f | %ld of %ld\n",
+			   live, phases[ph].name, "time blocks, fixed", ns[2][0], ns[2][1],
+			   100.0 * fp[2] / asked, tb_bytes(&fixed) * 8.0 / in_span, missed[2], in_span - 1);
+		ok &= missed[0] == 0 && missed[1] == 0 && missed[2] == 0;
+	}
+	tb_free(&split);
+	tb_free(&fixed);
+	free(f);
+	return ok;
 }
 
 int
@@ -411,5 +589,12 @@ main(int argc, char **argv)
 	for (long live = 1000000; live <= max_live; live *= 10)
 		for (int i = 0; i < (int) (sizeof(bits) / sizeof(bits[0])); i++)
 			ok &= bench(live, bits[i]);
+
+	printf("\nWhen the rate changes (1%% target for the core; time blocks at 13.5 bits per key of a\n"
+		   "generation; each phase's last span asked: ns per present and absent key, once)\n");
+	printf("%10s %-7s | %-18s | %6s %6s | %7s | %5s | %s\n", "live keys", "phase", "structure",
+		   "present", "absent", "FPR", "bits", "false negatives");
+	for (long live = 1000000; live <= max_live; live *= 10)
+		ok &= rates(live, 13.5);
 	return ok ? 0 : 1;
 }
