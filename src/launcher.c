@@ -247,8 +247,16 @@ report_no_slot(DatabaseWorkerKind kind, Oid database)
 	last_no_slot_report = GetCurrentTimestamp();
 }
 
+/* How a start went. */
+typedef enum StartResult
+{
+	WORKER_STARTED,
+	WORKER_NO_SLOT,				/* every background worker slot is taken */
+	WORKER_NOT_NOW				/* the database is being changed: later */
+} StartResult;
+
 /*
- * Start a worker; false if there was no slot for it.
+ * Start a worker.
  *
  * DROP DATABASE and ALTER DATABASE lock pg_database in ROW EXCLUSIVE mode
  * before they lock the database.  From the check that the database exists
@@ -259,12 +267,12 @@ report_no_slot(DatabaseWorkerKind kind, Oid database)
  * fail to connect, with a FATAL in the log.  A database being dropped or
  * renamed gets no worker now; its turn comes later, if it still exists.
  */
-static bool
+static StartResult
 start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **handle)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	BackgroundWorkerHandle *started;
-	bool		slot = true;
+	StartResult result = WORKER_NOT_NOW;
 	char	   *activity = psprintf("%s: starting a %s worker in database %u",
 									LAUNCHER_NAME,
 									kind == MAINTENANCE_WORKER ? "maintenance" : "snapshot",
@@ -277,8 +285,9 @@ start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **han
 		database_connectable(database))
 	{
 		MemoryContextSwitchTo(TopMemoryContext);
-		slot = tlbf_start_database_worker(kind, database, &started);
-		if (slot)
+		result = tlbf_start_database_worker(kind, database, &started) ?
+			WORKER_STARTED : WORKER_NO_SLOT;
+		if (result == WORKER_STARTED)
 		{
 			if (*handle != NULL)
 				pfree(*handle);
@@ -295,9 +304,9 @@ start_worker(DatabaseWorkerKind kind, Oid database, BackgroundWorkerHandle **han
 	MemoryContextSwitchTo(caller);
 	/* waiting may have taken a wake-up meant for the next round */
 	SetLatch(MyLatch);
-	if (!slot)
+	if (result == WORKER_NO_SLOT)
 		report_no_slot(kind, database);
-	return slot;
+	return result;
 }
 
 static TimestampTz
@@ -485,7 +494,8 @@ add_due(List *due, DatabaseSchedule *s, const List *with_filters, const List *to
 
 /*
  * Start what is due, in line; once a start finds no slot, the rest keep
- * their place for the next try (*wake then comes a second later).
+ * their place for the next try, as does a start in a database being
+ * changed (*wake then comes a second later).
  */
 static void
 start_due(List *due, TimestampTz now, TimestampTz *wake)
@@ -499,10 +509,12 @@ start_due(List *due, TimestampTz now, TimestampTz *wake)
 		DueWorker  *d = lfirst(cell);
 		DatabaseSchedule *s = d->schedule;
 		bool		pass = d->kind == MAINTENANCE_WORKER;
+		StartResult result = WORKER_NO_SLOT;
 
 		if (!no_slot)
-			no_slot = !start_worker(d->kind, s->database, pass ? &s->pass : &s->saver);
-		if (no_slot)
+			result = start_worker(d->kind, s->database, pass ? &s->pass : &s->saver);
+		no_slot |= result == WORKER_NO_SLOT;
+		if (result != WORKER_STARTED)
 		{
 			*wake = Min(*wake, after_ms(now, RETRY_MS));
 			continue;

@@ -194,8 +194,13 @@ tlbf_image_read(const char *name, TransactionId row_xid, Size region)
 					 errmsg("could not read file \"%s\": %m", path)));
 		if ((Size) got != header.bytes || image_crc(&header, filter) != header.crc)
 			damaged = "Its checksum does not match.";
-		else if (!tlbf_validate(filter, header.bytes, &problem))
-			damaged = psprintf("%s.", problem.message);
+		else
+		{
+			/* its length word is the file's, not whatever the bytes say */
+			SET_VARSIZE(filter, header.bytes);
+			if (!tlbf_validate(filter, header.bytes, &problem))
+				damaged = psprintf("%s.", problem.message);
+		}
 	}
 	CloseTransientFile(fd);
 	if (damaged != NULL)
