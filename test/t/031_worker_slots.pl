@@ -11,8 +11,10 @@
 #   an hour): the launcher writes them down as it leaves (an image per
 #   filter, pg_tlbf/images/), and the restart finds every key; so does a
 #   crash after that restart, before any save; after a save the image is
-#   gone, and a save writes the image of a filter nobody used since.  An image of a filter dropped and created again is not taken; a
-#   damaged one is set aside with a WARNING.
+#   gone, and a save writes the image of a filter nobody used since.  An
+#   image of a filter dropped and created again is not taken; a damaged
+#   one is set aside with a WARNING; one whose bytes say another length
+#   than its file (with a valid checksum) is read at the file's.
 # - Slots short (one free for four databases): every database still gets
 #   its maintenance passes and its saves, none starved by the others.
 use strict;
@@ -153,6 +155,39 @@ is($stdout, 't', 'the filter with a damaged image is loaded from its row');
 like($stderr, qr/WARNING:  tlbf: the image of a shared filter in file ".*" is damaged/,
 	'... with a WARNING');
 ok(-f "$image.damaged" && !-f $image, '... and the image set aside');
+
+# An image whose bytes say another length than the file holds, with a
+# valid checksum (as a hostile file could): the file's length counts.
+# (Before, the load copied as many bytes as the bytes said: here only
+# the filter's header, and its keys were gone.)
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	foreach my $byte (unpack('C*', $data))
+	{
+		$crc ^= $byte;
+		$crc = ($crc >> 1) ^ (0x82F63B78 & -($crc & 1)) for 1 .. 8;
+	}
+	return $crc ^ 0xFFFFFFFF;
+}
+$node->safe_psql('d1', q{SELECT count(*) FROM generate_series(3001, 4000) k WHERE tlbf_shared_add('f', k)});
+$node->stop('fast');
+ok(-f $image, 'an image once more');
+my $header_bytes = 104;    # sizeof(ImageHeader); its CRC at offset 96
+my $bytes = slurp_file($image);
+my $filter = substr($bytes, $header_bytes);
+substr($filter, 0, 4) = pack('V', 64 << 2);    # a varlena length word of 64 bytes
+my $header = substr($bytes, 0, $header_bytes);
+substr($header, 96, 4) = pack('V', 0);
+substr($header, 96, 4) = pack('V', crc32c($header . $filter));
+open(my $out, '>', $image) or die "open $image: $!";
+binmode $out;
+print $out $header . $filter;
+close $out;
+$node->start;
+is(missing('d1', 1, 2000) . ',' . missing('d1', 3001, 4000), '0,0',
+	'an image whose bytes say another length is read at the length of the file');
 $node->stop;
 
 # ---- one slot for four databases -------------------------------------------
