@@ -20,6 +20,8 @@
  * is a sixteenth over its size starts another part, sized for the rest of
  * the generation at the rate seen so far (split); the program's second
  * table changes the rate fourfold and back, with and without splitting.
+ * Its third unites filters built apart over consecutive time ranges, with
+ * parts of a multiple of 64 blocks, folded to fit their keys.
  *
  * What it shows: a key's bits depend on its time and hash only (so inserts
  * commute and generations of equal size merge by OR), one cache line per
@@ -44,6 +46,7 @@
 #define PARTS		4			/* generations per span */
 #define BLOCK_WORDS	8			/* 512 bits, one cache line */
 #define MAX_SPLITS	8			/* parts of one generation, at most */
+#define FOLD_UNIT	64			/* foldable parts: blocks a multiple of it */
 
 /* One blocked Bloom filter, sized for 'capacity' keys. */
 typedef struct Part
@@ -70,6 +73,7 @@ typedef struct TimeBlocks
 	int64_t		newest;
 	uint64_t	first_keys;		/* the first generation's sizing */
 	bool		split;			/* start another part when one is full */
+	bool		foldable;		/* parts of a multiple of FOLD_UNIT blocks */
 } TimeBlocks;
 
 /* odd constants: each word's bit comes from h.b times its own salt */
@@ -89,6 +93,16 @@ part_start(TimeBlocks *tb, Part *p, uint64_t capacity)
 	 */
 	uint64_t	nblocks = (uint64_t) ceil(capacity * tb->bits_per_key / 512.0);
 
+	if (tb->foldable)
+	{
+		/* a multiple of FOLD_UNIT (below it, a power of two): halves as often */
+		uint64_t	n = 1;
+
+		while (n < nblocks && n < FOLD_UNIT)
+			n *= 2;
+		nblocks = n < FOLD_UNIT ? n : (nblocks + FOLD_UNIT - 1) / FOLD_UNIT * FOLD_UNIT;
+		capacity = (uint64_t) (nblocks * 512.0 / tb->bits_per_key);
+	}
 	if (nblocks != p->nblocks)
 	{
 		free(p->words);
@@ -462,6 +476,154 @@ bench(long live, double bits_per_key)
 }
 
 /*
+ * Fold a part of an even number of blocks onto half as many while its keys
+ * fit the half: block j of the half is blocks 2j and 2j+1 OR'ed (a key's
+ * block is floor(h.a * n / 2^64), and halving n halves it, rounding down;
+ * its bits within the block come from h.b), so every key keeps its bits
+ * and the part its error rate.
+ */
+static void
+part_fold_to_fit(const TimeBlocks *tb, Part *p)
+{
+	while (p->nblocks % 2 == 0 &&
+		   p->keys <= (uint64_t) (p->nblocks / 2 * 512.0 / tb->bits_per_key))
+	{
+		uint64_t	half = p->nblocks / 2;
+
+		for (uint64_t j = 0; j < half; j++)
+			for (int w = 0; w < BLOCK_WORDS; w++)
+				p->words[j * BLOCK_WORDS + w] = p->words[2 * j * BLOCK_WORDS + w] |
+					p->words[(2 * j + 1) * BLOCK_WORDS + w];
+		p->nblocks = half;
+		p->capacity = (uint64_t) (half * 512.0 / tb->bits_per_key);
+	}
+}
+
+/* Take a part's words (the source gives them up). */
+static void
+part_move(Part *to, Part *from)
+{
+	free(to->words);
+	*to = *from;
+	memset(from, 0, sizeof(*from));
+}
+
+/*
+ * dst |= src: each generation of src goes to dst, its parts folded to fit
+ * their keys; a generation both hold keeps the parts of both side by side
+ * (a key's bits are in the part that took it); an older one gives way.
+ */
+static void
+tb_union(TimeBlocks *dst, TimeBlocks *src)
+{
+	for (int i = 0; i < GENERATIONS; i++)
+	{
+		Generation *s = &src->gens[i];
+		Generation *d = &dst->gens[i];
+
+		if (s->id < 0 || d->id > s->id)
+			continue;
+		if (d->id < s->id)
+		{
+			for (int j = 0; j < d->nparts; j++)
+				d->parts[j].keys = 0;
+			d->nparts = 0;
+			d->id = s->id;
+			d->keys = 0;
+		}
+		for (int j = 0; j < s->nparts && d->nparts < MAX_SPLITS; j++)
+		{
+			part_fold_to_fit(src, &s->parts[j]);
+			part_move(&d->parts[d->nparts++], &s->parts[j]);
+		}
+		d->keys += s->keys;
+		s->nparts = 0;
+	}
+	if (src->newest > dst->newest)
+		dst->newest = src->newest;
+}
+
+/*
+ * Filters of one stream built apart over consecutive time ranges and
+ * united, against one built over the whole stream: 'live' keys a span for
+ * three spans, cut into 'ranges' ranges of equal length (not aligned to
+ * generations unless they happen to be).  Parts of a multiple of
+ * FOLD_UNIT blocks, each folded to fit its keys at the end.  Bytes of the live
+ * generations, the error rate, and the keys of the last span missed.
+ */
+static bool
+unions(long live, double bits_per_key, int ranges)
+{
+	TimeBlocks	whole,
+				united,
+				part;
+	int64_t		gap = SPAN / live;
+	long		total = 3 * live;
+	TlbfTime	at = START;
+	long		asked = live < 1000000 ? live : 1000000;
+	long		fp[2] = {0, 0},
+				missed[2] = {0, 0};
+	size_t		bytes[2];
+
+	tb_init(&whole, (uint64_t) live / PARTS, bits_per_key, true);
+	whole.foldable = true;
+	tb_init(&united, (uint64_t) live / PARTS, bits_per_key, true);
+	united.foldable = true;
+	for (int r = 0; r < ranges; r++)
+	{
+		long		from = total * r / ranges;
+		long		to = total * (r + 1) / ranges;
+
+		tb_init(&part, (uint64_t) live / PARTS, bits_per_key, true);
+		part.foldable = true;
+		for (long i = from; i < to; i++)
+		{
+			TlbfHash	h = key_hash((uint64_t) i);
+			TlbfTime	t = at + (i + 1) * gap;
+
+			tb_add(&whole, h, t);
+			tb_add(&part, h, t);
+		}
+		tb_union(&united, &part);
+		tb_free(&part);
+	}
+	at += total * gap;
+	for (int i = 0; i < GENERATIONS; i++)
+		for (int j = 0; whole.gens[i].id >= 0 && j < whole.gens[i].nparts; j++)
+			part_fold_to_fit(&whole, &whole.gens[i].parts[j]);
+	for (long i = total - live + 1; i < total; i++)
+	{
+		TlbfHash	h = key_hash((uint64_t) i);
+
+		missed[0] += !tb_has(&whole, h, at, SPAN);
+		missed[1] += !tb_has(&united, h, at, SPAN);
+	}
+	for (long i = 0; i < asked; i++)
+	{
+		TlbfHash	h = key_hash((UINT64_C(1) << 62) + (uint64_t) i);
+
+		fp[0] += tb_has(&whole, h, at, SPAN);
+		fp[1] += tb_has(&united, h, at, SPAN);
+	}
+	/* only the generations a query at 'at' asks */
+	for (int k = 0; k < 2; k++)
+	{
+		TimeBlocks *tb = k == 0 ? &whole : &united;
+
+		bytes[k] = 0;
+		for (int i = 0; i < GENERATIONS; i++)
+			for (int j = 0; tb->gens[i].id >= (at - SPAN) / tb->length && j < tb->gens[i].nparts; j++)
+				bytes[k] += tb->gens[i].parts[j].nblocks * BLOCK_WORDS * sizeof(uint64_t);
+	}
+	printf("%10ld %6d | %10zu %6.2f%% | %10zu %6.2f%% | %5.3f | %ld, %ld of %ld\n",
+		   live, ranges, bytes[0], 100.0 * fp[0] / asked, bytes[1], 100.0 * fp[1] / asked,
+		   (double) bytes[1] / bytes[0], missed[0], missed[1], live - 1);
+	tb_free(&whole);
+	tb_free(&united);
+	return missed[0] == 0 && missed[1] == 0;
+}
+
+/*
  * When the rate changes: 'live' keys a span for two spans, then four times
  * as many for one span ("up"), then 'live' again for two ("down"), evenly
  * spaced within each phase.  At the end of each phase: the false-positive
@@ -596,5 +758,18 @@ main(int argc, char **argv)
 		   "present", "absent", "FPR", "bits", "false negatives");
 	for (long live = 1000000; live <= max_live; live *= 10)
 		ok &= rates(live, 13.5);
+
+	printf("\nUnions: filters built apart over consecutive time ranges of one stream (three spans),\n"
+		   "united, against one built over it all (time blocks at 13.5 bits per key, parts of a multiple\n"
+		   "of %d blocks folded to fit; bytes of the generations a query at the end asks)\n", FOLD_UNIT);
+	printf("%10s %6s | %10s %7s | %10s %7s | %5s | %s\n", "live keys", "ranges", "whole B",
+		   "FPR", "united B", "FPR", "x", "false negatives (whole, united)");
+	for (long live = 1000000; live <= max_live; live *= 10)
+	{
+		static const int cuts[] = {3, 5, 7, 12, 30};
+
+		for (int i = 0; i < (int) (sizeof(cuts) / sizeof(cuts[0])); i++)
+			ok &= unions(live, 13.5, cuts[i]);
+	}
 	return ok ? 0 : 1;
 }
