@@ -45,9 +45,17 @@ int			tlbf_snapshot_interval = 30;
  * either changes, this session's kept plans are made again.
  */
 static void
-assign_check_setting(int newval, void *extra)
+assign_max_filter_bytes(int newval, void *extra)
 {
-	ResetPlanCache();
+	if (newval != tlbf_max_filter_bytes)
+		ResetPlanCache();
+}
+
+static void
+assign_max_future(int newval, void *extra)
+{
+	if (newval != tlbf_max_future)
+		ResetPlanCache();
 }
 
 /* The settings every session has. */
@@ -64,7 +72,7 @@ tlbf_define_settings(void)
 							1024 * 1024 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
-							NULL, assign_check_setting, NULL);
+							NULL, assign_max_filter_bytes, NULL);
 	DefineCustomIntVariable("tlbf.agg_send_limit",
 							"Most rows a partial tlbf_agg sends to the final aggregation.",
 							"Past it, a parallel worker or a partition's partial "
@@ -86,7 +94,7 @@ tlbf_define_settings(void)
 							INT_MAX / 1000,
 							PGC_USERSET,
 							GUC_UNIT_S,
-							NULL, assign_check_setting, NULL);
+							NULL, assign_max_future, NULL);
 	DefineCustomIntVariable("tlbf.cache_memory",
 							"Memory for the stored filters one expression of a query reads.",
 							"Each is fetched and checked once per query; past this, the least "

@@ -914,10 +914,8 @@ tlbf_directory_changed(void)
 	{
 		SharedSlot *s = &directory->slots[i];
 
-		if (!visible(s) || TransactionIdIsValid(s->created_by) ||
-			being_dropped(s) || s->changes == s->saved_changes)
-			continue;
-		changed = lappend(changed, slot_id(i));
+		if (visible(s) && committed_and_kept(s) && s->changes != s->saved_changes)
+			changed = lappend(changed, slot_id(i));
 	}
 	LWLockRelease(directory_lock());
 	return changed;
