@@ -11,6 +11,7 @@
 #include "shared_functions.h"
 #include "shared_pending.h"
 #include "shared_store.h"
+#include "shared_wal.h"
 #include "statements.h"
 
 #include "miscadmin.h"
@@ -35,6 +36,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		tlbf_define_preloaded_settings();
+		tlbf_wal_init();
 		tlbf_directory_init();
 		tlbf_pending_init();
 		tlbf_store_init();

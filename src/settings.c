@@ -9,7 +9,9 @@
  */
 #include "background.h"
 #include "shared_pending.h"
+#include "shared_wal.h"
 
+#include "access/rmgr.h"
 #include "utils/guc.h"
 #include "utils/plancache.h"
 
@@ -137,9 +139,30 @@ tlbf_define_settings(void)
 }
 
 /* The settings of what exists only when the library is preloaded. */
+/* 0 (off), or an ID of the custom range */
+static bool
+check_wal_resource_manager(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0 || (*newval >= RM_MIN_CUSTOM_ID && *newval <= RM_MAX_CUSTOM_ID))
+		return true;
+	GUC_check_errdetail("It is 0 (keys are not written to the WAL) or a custom resource manager ID, %d to %d.",
+						RM_MIN_CUSTOM_ID, RM_MAX_CUSTOM_ID);
+	return false;
+}
+
 void
 tlbf_define_preloaded_settings(void)
 {
+	DefineCustomIntVariable("tlbf.wal_resource_manager",
+							"ID of the WAL resource manager that writes the keys committed to shared tlbf filters.",
+							"0 writes no keys to the WAL: a crash then forgets the keys added since the last save. Never change it while the WAL holds records of the old ID.",
+							&tlbf_wal_resource_manager,
+							RM_EXPERIMENTAL_ID,
+							0,
+							RM_MAX_CUSTOM_ID,
+							PGC_POSTMASTER,
+							0,
+							check_wal_resource_manager, NULL, NULL);
 	DefineCustomIntVariable("tlbf.shared_memory",
 							"Shared memory for the named tlbf filters.",
 							NULL,

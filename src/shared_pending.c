@@ -46,6 +46,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_pending.h"
+#include "shared_wal.h"
 #include "shared_prepared.h"
 #include "statements.h"
 
@@ -232,15 +233,18 @@ start_shared_memory(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-static void write_prepared_keys(void);
+static void write_down_keys(bool prepare);
 
 static void
 on_transaction_end(XactEvent event, void *arg)
 {
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+			write_down_keys(false);
+			break;
 		case XACT_EVENT_PRE_PREPARE:
-			write_prepared_keys();
+			write_down_keys(true);
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
@@ -880,20 +884,18 @@ tlbf_pending_forget(PendingFilter filter)
 }
 
 /*
- * The transaction is being prepared: the keys its rows stored (not those
- * of subtransactions rolled back, nor reservations never confirmed) are
- * written down (shared_prepared.c) before its PREPARE record, so that a
- * crash does not forget them.  They stay pending in memory meanwhile.
+ * The keys this transaction's rows stored (not those of subtransactions
+ * rolled back, nor reservations never confirmed), palloc'd; NULL if none.
  */
-static void
-write_prepared_keys(void)
+static PreparedKey *
+stored_keys(int *count)
 {
 	PreparedKey *keys;
-	int			count = 0;
 	ListCell   *cell;
 
+	*count = 0;
 	if (my_keys == NIL)
-		return;
+		return NULL;
 	keys = palloc0(list_length(my_keys) * sizeof(PreparedKey));
 	foreach(cell, my_keys)
 	{
@@ -901,15 +903,36 @@ write_prepared_keys(void)
 
 		if (!mine->stored || !TransactionIdIsCurrentTransactionId(mine->xid))
 			continue;
-		strlcpy(keys[count].name, mine->name, NAMEDATALEN);
-		keys[count].a = mine->hash.a;
-		keys[count].b = mine->hash.b;
-		keys[count].at = mine->at;
-		count++;
+		strlcpy(keys[*count].name, mine->name, NAMEDATALEN);
+		keys[*count].a = mine->hash.a;
+		keys[*count].b = mine->hash.b;
+		keys[*count].at = mine->at;
+		(*count)++;
 	}
+	return keys;
+}
+
+/*
+ * The transaction is committing, or being prepared: the keys its rows
+ * stored go to the WAL before its commit or PREPARE record
+ * (shared_wal.c), and, if it is prepared, to a file (shared_prepared.c)
+ * before its PREPARE record, so that a crash does not forget them.  They
+ * stay pending in memory meanwhile.
+ */
+static void
+write_down_keys(bool prepare)
+{
+	int			count;
+	PreparedKey *keys = stored_keys(&count);
+
 	if (count > 0)
-		tlbf_prepared_write(keys, count);
-	pfree(keys);
+	{
+		tlbf_wal_log_keys(keys, count);
+		if (prepare)
+			tlbf_prepared_write(keys, count);
+	}
+	if (keys != NULL)
+		pfree(keys);
 }
 
 /*

@@ -98,12 +98,11 @@ prepared_crc(const PreparedHeader *header, const void *keys, Size bytes)
 }
 
 /*
- * Write the 'count' keys a transaction being prepared stored to
- * pg_tlbf/pending/, durably, before its PREPARE record (ERROR if it
- * cannot: the PREPARE fails).
+ * Write 'count' keys of transaction 'fxid' to pg_tlbf/pending/<database>_<xid>,
+ * durably (ERROR if it cannot).
  */
-void
-tlbf_prepared_write(const PreparedKey *keys, int count)
+static void
+write_keys_file(Oid database, FullTransactionId fxid, const PreparedKey *keys, int count)
 {
 	PreparedHeader header;
 	Size		bytes = (Size) count * sizeof(PreparedKey);
@@ -114,11 +113,11 @@ tlbf_prepared_write(const PreparedKey *keys, int count)
 	memset(&header, 0, sizeof(header));
 	header.magic = PREPARED_MAGIC;
 	header.version = PREPARED_VERSION;
-	header.xid = U64FromFullTransactionId(GetTopFullTransactionId());
+	header.xid = U64FromFullTransactionId(fxid);
 	header.count = count;
 	header.crc = prepared_crc(&header, keys, bytes);
 	make_prepared_dir();
-	path = prepared_path(MyDatabaseId, GetTopTransactionId());
+	path = prepared_path(database, XidFromFullTransactionId(fxid));
 	temporary = psprintf("%s.tmp", path);
 	fd = OpenTransientFile(temporary, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
 	if (fd < 0)
@@ -132,6 +131,19 @@ tlbf_prepared_write(const PreparedKey *keys, int count)
 				 errmsg("could not write file \"%s\": %m", temporary)));
 	CloseTransientFile(fd);
 	durable_rename(temporary, path, ERROR);
+	pfree(temporary);
+	pfree(path);
+}
+
+/*
+ * Write the 'count' keys a transaction being prepared stored to
+ * pg_tlbf/pending/, durably, before its PREPARE record (ERROR if it
+ * cannot: the PREPARE fails).
+ */
+void
+tlbf_prepared_write(const PreparedKey *keys, int count)
+{
+	write_keys_file(MyDatabaseId, GetTopFullTransactionId(), keys, count);
 }
 
 typedef enum PreparedRead
@@ -188,6 +200,38 @@ read_prepared_keys(const char *path, TransactionId xid, PreparedHeader *header,
 	for (uint32 i = 0; result == PREPARED_READ && i < header->count; i++)
 		(*keys)[i].name[NAMEDATALEN - 1] = '\0';
 	return result;
+}
+
+/*
+ * A recovery found 'count' keys of committed transactions in the WAL
+ * (shared_wal.c): they are written as the keys of one of them, 'fxid'
+ * (committed, so they go into their filters at the next load, and the
+ * file goes once those are saved), with those of a file of that name
+ * already there (a prepared transaction's, or an earlier recovery's).
+ */
+void
+tlbf_prepared_write_recovered(Oid database, FullTransactionId fxid, const PreparedKey *keys,
+							  int count)
+{
+	char	   *path = prepared_path(database, XidFromFullTransactionId(fxid));
+	PreparedHeader header;
+	PreparedKey *before;
+	PreparedKey *all;
+
+	if (read_prepared_keys(path, XidFromFullTransactionId(fxid), &header, &before) != PREPARED_READ)
+	{
+		write_keys_file(database, fxid, keys, count);
+		pfree(path);
+		return;
+	}
+	all = palloc_extended(((Size) count + header.count) * sizeof(PreparedKey),
+						  MCXT_ALLOC_HUGE);
+	memcpy(all, before, (Size) header.count * sizeof(PreparedKey));
+	memcpy(all + header.count, keys, (Size) count * sizeof(PreparedKey));
+	write_keys_file(database, fxid, all, count + header.count);
+	pfree(all);
+	pfree(before);
+	pfree(path);
 }
 
 /*

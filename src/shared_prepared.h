@@ -12,6 +12,7 @@
 
 #include "tlbf_pg.h"
 
+#include "access/transam.h"
 #include "nodes/pg_list.h"
 
 /* A key as written down: the filter's name, the key's hash, its time. */
@@ -39,6 +40,8 @@ typedef struct PreparedKeys
 } PreparedKeys;
 
 extern void tlbf_prepared_write(const PreparedKey *keys, int count);
+extern void tlbf_prepared_write_recovered(Oid database, FullTransactionId fxid,
+										  const PreparedKey *keys, int count);
 extern PreparedKeys *tlbf_prepared_read(const char *name);
 extern void tlbf_prepared_clean(bool (*settled) (const char *name));
 extern void tlbf_prepared_clean_databases(const List *existing, TransactionId next_xid);

@@ -1,0 +1,478 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_wal.c
+ *	  The keys committed to shared filters, written to the WAL, and what a
+ *	  recovery makes of them.
+ *
+ * A key enters a shared filter when its transaction commits
+ * (shared_pending.c), and the filter lives in shared memory, saved to its
+ * row every tlbf.snapshot_interval: a crash would forget the keys of the
+ * last seconds.  So a transaction that stored keys writes them to the WAL
+ * before its commit record (and before its PREPARE record), in one record
+ * of tlbf's resource manager (RegisterCustomRmgr, with the ID
+ * tlbf.wal_resource_manager); the commit record's flush makes them
+ * durable with it.
+ *
+ * A recovery (after a crash, a point-in-time recovery, a standby's
+ * promotion) replays the records from the last checkpoint's redo point:
+ * the startup process collects their keys (tlbf_wal_redo) and, at the end
+ * of recovery, keeps those whose transaction committed, by the commit log
+ * as recovery left it (a transaction that did not commit by the recovery
+ * target did not), and writes them as the keys of a committed transaction
+ * to pg_tlbf/pending/ (shared_prepared.c): the next load of each filter
+ * folds them in, and its next save makes the file unneeded.  Keys of
+ * transactions still prepared are in their own files already.
+ *
+ * Nothing here may fail the startup process, which would stop the server:
+ * a record that does not parse, or a file that cannot be written, is a
+ * WARNING.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "shared_wal.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+/* 0: keys are not written to the WAL (set at server start) */
+int			tlbf_wal_resource_manager = RM_EXPERIMENTAL_ID;
+
+#define XLOG_TLBF_KEYS		0x10
+
+/*
+ * A KEYS record: this header, then for each filter a group header, its
+ * name (name_len bytes, no terminator) and its keys.  Nothing is aligned:
+ * a reader copies each piece out.
+ */
+typedef struct WalKeysHeader
+{
+	uint64		fxid;			/* the top-level FullTransactionId */
+	Oid			database;
+	uint32		groups;
+} WalKeysHeader;
+
+typedef struct WalGroupHeader
+{
+	uint32		count;
+	uint16		name_len;
+} WalGroupHeader;
+
+typedef struct WalKey
+{
+	uint64		a;
+	uint64		b;
+	TlbfTime	at;
+} WalKey;
+
+static bool registered = false;
+
+/* What the startup process collected, per filter. */
+typedef struct RedoFilterId
+{
+	Oid			database;
+	char		name[NAMEDATALEN];
+} RedoFilterId;
+
+typedef struct RedoKey
+{
+	uint64		fxid;
+	WalKey		key;
+} RedoKey;
+
+typedef struct RedoFilter
+{
+	RedoFilterId id;			/* the hash key */
+	RedoKey    *keys;
+	Size		count;
+	Size		room;
+} RedoFilter;
+
+static MemoryContext redo_context = NULL;
+static HTAB *redo_filters = NULL;
+
+bool
+tlbf_wal_enabled(void)
+{
+	return registered;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const PreparedKey *) a)->name, ((const PreparedKey *) b)->name);
+}
+
+/*
+ * Write the keys this transaction stored to the WAL, in one record, before
+ * its commit (or PREPARE) record.  'keys' may be reordered.
+ */
+void
+tlbf_wal_log_keys(const PreparedKey *keys, int count)
+{
+	PreparedKey *sorted;
+	StringInfoData data;
+	WalKeysHeader header;
+	int			start;
+
+	if (!registered || count == 0)
+		return;
+	sorted = palloc(count * sizeof(PreparedKey));
+	memcpy(sorted, keys, count * sizeof(PreparedKey));
+	qsort(sorted, count, sizeof(PreparedKey), by_name);
+	initStringInfo(&data);
+	memset(&header, 0, sizeof(header));
+	header.fxid = U64FromFullTransactionId(GetTopFullTransactionId());
+	header.database = MyDatabaseId;
+	appendBinaryStringInfo(&data, (const char *) &header, sizeof(header));
+	for (start = 0; start < count;)
+	{
+		WalGroupHeader group;
+		int			end = start;
+
+		while (end < count && strcmp(sorted[end].name, sorted[start].name) == 0)
+			end++;
+		group.count = end - start;
+		group.name_len = strlen(sorted[start].name);
+		appendBinaryStringInfo(&data, (const char *) &group, sizeof(group));
+		appendBinaryStringInfo(&data, sorted[start].name, group.name_len);
+		for (int i = start; i < end; i++)
+		{
+			WalKey		key = {sorted[i].a, sorted[i].b, sorted[i].at};
+
+			appendBinaryStringInfo(&data, (const char *) &key, sizeof(key));
+		}
+		((WalKeysHeader *) data.data)->groups++;
+		start = end;
+	}
+	XLogBeginInsert();
+	XLogRegisterData(data.data, data.len);
+	(void) XLogInsert((RmgrId) tlbf_wal_resource_manager, XLOG_TLBF_KEYS);
+	pfree(data.data);
+	pfree(sorted);
+}
+
+/*
+ * Walk a KEYS record: 'each' is called for every group (with its keys
+ * unaligned in 'keys').  False if the record does not parse.
+ */
+typedef void (*GroupFn) (const WalKeysHeader *header, const char *name,
+						 const char *keys, uint32 count, void *arg);
+
+static bool
+walk_keys(const char *data, Size len, GroupFn each, void *arg)
+{
+	WalKeysHeader header;
+	Size		off = sizeof(header);
+
+	if (len < sizeof(header))
+		return false;
+	memcpy(&header, data, sizeof(header));
+	for (uint32 g = 0; g < header.groups; g++)
+	{
+		WalGroupHeader group;
+		char		name[NAMEDATALEN];
+
+		if (len - off < sizeof(group))
+			return false;
+		memcpy(&group, data + off, sizeof(group));
+		off += sizeof(group);
+		if (group.name_len == 0 || group.name_len >= NAMEDATALEN || len - off < group.name_len)
+			return false;
+		memcpy(name, data + off, group.name_len);
+		name[group.name_len] = '\0';
+		off += group.name_len;
+		if ((len - off) / sizeof(WalKey) < group.count)
+			return false;
+		if (each != NULL)
+			each(&header, name, data + off, group.count, arg);
+		off += (Size) group.count * sizeof(WalKey);
+	}
+	return off == len;
+}
+
+static void
+start_redo(void)
+{
+	HASHCTL		info;
+
+	if (redo_filters != NULL)
+		return;
+	redo_context = AllocSetContextCreate(TopMemoryContext, "tlbf redo",
+										 ALLOCSET_DEFAULT_SIZES);
+	info.keysize = sizeof(RedoFilterId);
+	info.entrysize = sizeof(RedoFilter);
+	info.hcxt = redo_context;
+	redo_filters = hash_create("tlbf redo filters", 64, &info,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+static void
+collect_group(const WalKeysHeader *header, const char *name, const char *keys,
+			  uint32 count, void *arg)
+{
+	RedoFilterId id;
+	RedoFilter *filter;
+	bool		found;
+
+	memset(&id, 0, sizeof(id));	/* hashed as bytes */
+	id.database = header->database;
+	strlcpy(id.name, name, NAMEDATALEN);
+	filter = hash_search(redo_filters, &id, HASH_ENTER, &found);
+	if (!found)
+	{
+		filter->keys = NULL;
+		filter->count = 0;
+		filter->room = 0;
+	}
+	if (filter->room - filter->count < count)
+	{
+		Size		room = Max(Max(filter->room * 2, filter->count + count), 64);
+
+		filter->keys = filter->keys == NULL ?
+			MemoryContextAllocHuge(redo_context, room * sizeof(RedoKey)) :
+			repalloc_huge(filter->keys, room * sizeof(RedoKey));
+		filter->room = room;
+	}
+	for (uint32 i = 0; i < count; i++)
+	{
+		RedoKey    *k = &filter->keys[filter->count++];
+
+		k->fxid = header->fxid;
+		memcpy(&k->key, keys + (Size) i * sizeof(WalKey), sizeof(WalKey));
+	}
+}
+
+static void
+tlbf_wal_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info != XLOG_TLBF_KEYS)
+	{
+		ereport(WARNING,
+				(errmsg("tlbf: WAL record of unknown kind %u at %X/%X ignored", info,
+						LSN_FORMAT_ARGS(record->ReadRecPtr))));
+		return;
+	}
+	start_redo();
+	if (!walk_keys(XLogRecGetData(record), XLogRecGetDataLen(record), NULL, NULL))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tlbf: WAL record at %X/%X does not parse, its keys are ignored",
+						LSN_FORMAT_ARGS(record->ReadRecPtr))));
+		return;
+	}
+	(void) walk_keys(XLogRecGetData(record), XLogRecGetDataLen(record), collect_group, NULL);
+}
+
+static void
+tlbf_wal_startup(void)
+{
+	start_redo();
+}
+
+/*
+ * Write one database's committed keys, in files of at most FILE_KEYS keys
+ * (more when one transaction has more), each named by the last of its
+ * transactions: a file must be readable in one allocation.
+ */
+#define FILE_KEYS	(1024 * 1024)
+
+typedef struct OutKey
+{
+	uint64		fxid;
+	PreparedKey key;
+} OutKey;
+
+static int
+out_by_fxid(const void *a, const void *b)
+{
+	uint64		x = ((const OutKey *) a)->fxid;
+	uint64		y = ((const OutKey *) b)->fxid;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void
+write_database(Oid database, OutKey *out, Size count)
+{
+	PreparedKey *chunk = palloc_extended(Min(count, (Size) FILE_KEYS) * sizeof(PreparedKey),
+										 MCXT_ALLOC_HUGE);
+	Size		room = Min(count, (Size) FILE_KEYS);
+	Size		start = 0;
+
+	qsort(out, count, sizeof(OutKey), out_by_fxid);
+	while (start < count)
+	{
+		Size		end = start;
+		Size		n = 0;
+
+		while (end < count && (end - start < FILE_KEYS || out[end].fxid == out[end - 1].fxid))
+		{
+			if (n == room)
+			{
+				room *= 2;
+				chunk = repalloc_huge(chunk, room * sizeof(PreparedKey));
+			}
+			chunk[n++] = out[end].key;
+			end++;
+		}
+		tlbf_prepared_write_recovered(database, FullTransactionIdFromU64(out[end - 1].fxid),
+									  chunk, (int) n);
+		start = end;
+	}
+	pfree(chunk);
+}
+
+/*
+ * The end of recovery: keep the keys of committed transactions, and write
+ * them, per database, for the filters' next loads.
+ */
+static void
+write_recovered(void)
+{
+	HASH_SEQ_STATUS seq;
+	RedoFilter *filter;
+	List	   *databases = NIL;
+	ListCell   *cell;
+
+	hash_seq_init(&seq, redo_filters);
+	while ((filter = hash_seq_search(&seq)) != NULL)
+		databases = list_append_unique_oid(databases, filter->id.database);
+	foreach(cell, databases)
+	{
+		Oid			database = lfirst_oid(cell);
+		OutKey	   *out = NULL;
+		Size		count = 0;
+		Size		room = 0;
+
+		hash_seq_init(&seq, redo_filters);
+		while ((filter = hash_seq_search(&seq)) != NULL)
+		{
+			if (filter->id.database != database)
+				continue;
+			for (Size i = 0; i < filter->count; i++)
+			{
+				RedoKey    *k = &filter->keys[i];
+
+				if (!TransactionIdDidCommit(XidFromFullTransactionId(FullTransactionIdFromU64(k->fxid))))
+					continue;
+				if (count == room)
+				{
+					room = Max(room * 2, 1024);
+					out = out == NULL ? palloc_extended(room * sizeof(OutKey), MCXT_ALLOC_HUGE) :
+						repalloc_huge(out, room * sizeof(OutKey));
+				}
+				out[count].fxid = k->fxid;
+				memset(&out[count].key, 0, sizeof(PreparedKey));
+				strlcpy(out[count].key.name, filter->id.name, NAMEDATALEN);
+				out[count].key.a = k->key.a;
+				out[count].key.b = k->key.b;
+				out[count].key.at = k->key.at;
+				count++;
+			}
+		}
+		if (count > 0)
+		{
+			write_database(database, out, count);
+			ereport(LOG,
+					(errmsg("tlbf: recovery found %zu keys of committed transactions for shared filters of database %u",
+							count, database)));
+		}
+		if (out != NULL)
+			pfree(out);
+	}
+}
+
+static void
+tlbf_wal_cleanup(void)
+{
+	MemoryContext old;
+
+	if (redo_filters == NULL)
+		return;
+	old = MemoryContextSwitchTo(redo_context);
+	/* an ERROR here would stop the server: the keys are lost, said so */
+	PG_TRY();
+	{
+		write_recovered();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(redo_context);
+		error = CopyErrorData();
+		FlushErrorState();
+		ereport(WARNING,
+				(errmsg("tlbf: the keys recovered from the WAL for shared filters could not be written: %s",
+						error->message),
+				 errhint("Refill the shared filters with tlbf_shared_rebuild.")));
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(redo_context);
+	redo_context = NULL;
+	redo_filters = NULL;
+}
+
+static void
+count_group(const WalKeysHeader *header, const char *name, const char *keys,
+			uint32 count, void *arg)
+{
+	StringInfo	buf = arg;
+
+	appendStringInfo(buf, "; \"%s\": %u keys", name, count);
+}
+
+static void
+tlbf_wal_desc(StringInfo buf, XLogReaderState *record)
+{
+	const char *data = XLogRecGetData(record);
+	Size		len = XLogRecGetDataLen(record);
+	WalKeysHeader header;
+
+	if (len < sizeof(header))
+	{
+		appendStringInfoString(buf, "(short)");
+		return;
+	}
+	memcpy(&header, data, sizeof(header));
+	appendStringInfo(buf, "database %u, transaction " UINT64_FORMAT, header.database, header.fxid);
+	if (!walk_keys(data, len, count_group, buf))
+		appendStringInfoString(buf, " (does not parse)");
+}
+
+static const char *
+tlbf_wal_identify(uint8 info)
+{
+	return (info & ~XLR_INFO_MASK) == XLOG_TLBF_KEYS ? "KEYS" : NULL;
+}
+
+static RmgrData tlbf_rmgr = {
+	.rm_name = "tlbf",
+	.rm_redo = tlbf_wal_redo,
+	.rm_desc = tlbf_wal_desc,
+	.rm_identify = tlbf_wal_identify,
+	.rm_startup = tlbf_wal_startup,
+	.rm_cleanup = tlbf_wal_cleanup,
+};
+
+/* Register the resource manager (from _PG_init, when preloaded). */
+void
+tlbf_wal_init(void)
+{
+	if (tlbf_wal_resource_manager == 0)
+		return;
+	RegisterCustomRmgr((RmgrId) tlbf_wal_resource_manager, &tlbf_rmgr);
+	registered = true;
+}

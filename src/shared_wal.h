@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared_wal.h
+ *	  The keys committed to shared filters, written to the WAL (a custom
+ *	  resource manager), and what a recovery makes of them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_SHARED_WAL_H
+#define TLBF_SHARED_WAL_H
+
+#include "tlbf_pg.h"
+
+#include "shared_prepared.h"
+
+extern int	tlbf_wal_resource_manager;
+
+extern void tlbf_wal_init(void);
+extern bool tlbf_wal_enabled(void);
+extern void tlbf_wal_log_keys(const PreparedKey *keys, int count);
+
+#endif							/* TLBF_SHARED_WAL_H */

@@ -1,0 +1,110 @@
+# Keys committed to shared filters are written to the WAL (issue 39): a
+# crash forgets none, with tlbf.snapshot_interval at its default (30 s, so
+# no save runs between the inserts and the crash).
+#
+# - 20,000 rows inserted through the dedup trigger (200 transactions of
+#   100), then an immediate stop: after the start, inserting them again
+#   stores none of them (before: all 20,000 were stored again);
+# - keys of a transaction rolled back, and of a savepoint rolled back,
+#   are not brought back (their filter answers as for keys never added);
+# - keys added with tlbf_shared_add in another database come back in
+#   theirs;
+# - a second crash before any save keeps them all too;
+# - pg_waldump shows one record per transaction (as custom128).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('wal_keys');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'tlbf'
+});
+$node->start;
+
+is($node->safe_psql('postgres', 'SHOW tlbf.snapshot_interval'), '30s',
+	'saves are 30 s apart (the default)');
+$node->safe_psql('postgres', q{
+	CREATE DATABASE other;
+	CREATE EXTENSION tlbf;
+	CREATE TABLE clicks (id int);
+	SELECT tlbf_shared_create('clicks', '1 hour', 1e-6, 100000);
+	CREATE TRIGGER dedup BEFORE INSERT ON clicks
+	    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'id');
+});
+$node->safe_psql('other', q{
+	CREATE EXTENSION tlbf;
+	SELECT tlbf_shared_create('seen', '1 hour', 1e-6, 100000);
+});
+
+my $start_lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+for my $t (0 .. 199)
+{
+	my $from = $t * 100 + 1;
+	my $to = $from + 99;
+	$node->safe_psql('postgres',
+		"INSERT INTO clicks SELECT k FROM generate_series($from, $to) k");
+}
+$node->safe_psql('postgres', q{
+	BEGIN;
+	INSERT INTO clicks SELECT k FROM generate_series(100001, 101000) k;
+	ROLLBACK;
+	BEGIN;
+	INSERT INTO clicks VALUES (200001);
+	SAVEPOINT s;
+	INSERT INTO clicks SELECT k FROM generate_series(200002, 201000) k;
+	ROLLBACK TO SAVEPOINT s;
+	COMMIT;
+});
+$node->safe_psql('other',
+	q{SELECT count(*) FROM generate_series(1, 5000) k WHERE tlbf_shared_add('seen', k)});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM clicks'), '20001', '20,001 rows stored');
+is($node->safe_psql('postgres',
+		q{SELECT info->>'unsaved_changes' FROM tlbf_shared_list() WHERE name = 'clicks'}),
+	'true', 'no save ran');
+my $end_lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+
+$node->stop('immediate');
+$node->start;
+
+is($node->safe_psql('postgres', q{
+		INSERT INTO clicks SELECT k FROM generate_series(1, 20000) k;
+		SELECT count(*) FROM clicks}),
+	'20001', 'after a crash, none of the 20,000 rows is stored again');
+is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM generate_series(100001, 101000) k WHERE tlbf_shared_contains('clicks', k)}),
+	'0', 'keys of a transaction rolled back are not brought back');
+is($node->safe_psql('postgres', q{
+		SELECT tlbf_shared_contains('clicks', 200001),
+		       (SELECT count(*) FROM generate_series(200002, 201000) k
+		        WHERE tlbf_shared_contains('clicks', k))}),
+	't|0', 'of a transaction with a savepoint rolled back, only the keys it kept');
+is($node->safe_psql('other',
+		q{SELECT count(*) FROM generate_series(1, 5000) k WHERE NOT tlbf_shared_contains('seen', k)}),
+	'0', 'keys of another database come back in it');
+
+# again, before any save
+$node->stop('immediate');
+$node->start;
+is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM generate_series(1, 20000) k WHERE NOT tlbf_shared_contains('clicks', k)}),
+	'0', 'a second crash before any save keeps every key');
+is($node->safe_psql('other',
+		q{SELECT count(*) FROM generate_series(1, 5000) k WHERE NOT tlbf_shared_contains('seen', k)}),
+	'0', '... in both databases');
+
+# the records, as pg_waldump shows them (every segment is still there)
+my ($stdout, $stderr) = run_command([
+		'pg_waldump', '-p', $node->data_dir . '/pg_wal',
+		'-s', $start_lsn, '-e', $end_lsn, '-r', 'custom128' ]);
+my @records = split /\n/, $stdout;
+is(scalar(@records), 202,
+	'one record (of resource manager 128) per committing transaction that stored keys');
+like($records[0], qr/len \(rec\/tot\):\s+\d+\/\s*\d+/, 'pg_waldump shows them')
+	or diag($stderr);
+
+$node->stop;
+done_testing();
