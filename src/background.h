@@ -50,4 +50,9 @@ extern void tlbf_report_idle(void);
 /* launcher.c */
 extern void tlbf_register_launcher(void);
 
+/* launcher_checkpoints.c */
+extern void tlbf_checkpoints_start(void);
+extern long tlbf_checkpoints_serve(void);
+extern void tlbf_checkpoints_stop(void);
+
 #endif							/* TLBF_BACKGROUND_H */

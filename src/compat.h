@@ -70,6 +70,13 @@
 #define TLBF_OLDEST_CLOG_XID()		(ShmemVariableCache->oldestClogXid)
 #endif
 
+/* 17 moved a backend's local transaction id into its PGPROC's vxid */
+#if PG_VERSION_NUM >= 170000
+#define TLBF_PROC_LXID(proc)		((proc)->vxid.lxid)
+#else
+#define TLBF_PROC_LXID(proc)		((proc)->lxid)
+#endif
+
 /*
  * 17 lets an extension name its own wait events: pg_stat_activity shows
  * the name, with wait_event_type 'Extension'.  Before, every extension's

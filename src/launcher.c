@@ -213,6 +213,7 @@ wait_until_connected(BackgroundWorkerHandle *handle, Oid database)
 		proc = BackendPidGetProc(pid);
 		if (proc != NULL && proc->databaseId == database)
 			return;
+		(void) tlbf_checkpoints_serve();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
 						 tlbf_wait_event(&connect_wait_event, "TlbfWorkerConnect"));
 		ResetLatch(MyLatch);
@@ -638,6 +639,7 @@ write_images(void)
 	for (int waited = 0; waited < STOP_WAIT_MS && (transactions_remain() || savers_remain());
 		 waited += 10)
 	{
+		(void) tlbf_checkpoints_serve();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
 						 tlbf_wait_event(&main_wait_event, "TlbfLauncherMain"));
 		ResetLatch(MyLatch);
@@ -666,12 +668,15 @@ tlbf_launcher_main(Datum arg)
 	launcher_started = GetCurrentTimestamp();
 	tlbf_directory_watch(MyLatch);
 	before_shmem_exit(stop_watching, (Datum) 0);
+	tlbf_checkpoints_start();
 	round = AllocSetContextCreate(TopMemoryContext, "tlbf launcher round",
 								  ALLOCSET_DEFAULT_SIZES);
 
 	for (;;)
 	{
 		TimestampTz wake;
+		long		sleep_ms;
+		long		hold_ms;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -682,16 +687,32 @@ tlbf_launcher_main(Datum arg)
 		if (ShutdownRequestPending)
 			break;
 		MemoryContextSwitchTo(round);
+		hold_ms = tlbf_checkpoints_serve();
 		wake = run_round();
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(round);
 		tlbf_report_idle();
+		/* while it holds checkpoints, it looks for a new redo point often */
+		for (;;)
+		{
+			sleep_ms = Max(TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake), 1);
+			if (hold_ms < 0 || sleep_ms <= hold_ms)
+				break;
+			if (WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, hold_ms,
+						  tlbf_wait_event(&main_wait_event, "TlbfLauncherMain")) & WL_LATCH_SET)
+				break;
+			MemoryContextSwitchTo(round);
+			hold_ms = tlbf_checkpoints_serve();
+			MemoryContextSwitchTo(TopMemoryContext);
+			MemoryContextReset(round);
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(TimestampDifferenceMilliseconds(GetCurrentTimestamp(), wake), 1),
+						 hold_ms < 0 ? sleep_ms : Min(sleep_ms, hold_ms),
 						 tlbf_wait_event(&main_wait_event, "TlbfLauncherMain"));
 		ResetLatch(MyLatch);
 	}
 	write_images();
+	tlbf_checkpoints_stop();
 	/* status 1: the postmaster starts us again unless it is shutting down */
 	proc_exit(1);
 }

@@ -686,6 +686,52 @@ tlbf_pending_crowded_folded(void)
 }
 
 /*
+ * The keys of filter 'filter' in the table (but those known rolled back),
+ * palloc'd, *count of them: for an image of the filter in the WAL
+ * (shared_wal.c), which must hold the keys of transactions that have not
+ * committed yet too.  The caller holds the filter.
+ */
+PendingListed *
+tlbf_pending_list(PendingFilter filter, int *count)
+{
+	PendingListed *listed = NULL;
+	int			room = 0;
+
+	*count = 0;
+	if (filter.slot < 0 || filter.slot >= tlbf_max_shared_filters ||
+		pg_atomic_read_u32(&shared->counts[filter.slot].keys) == 0)
+		return NULL;
+	for (int p = 0; p < PENDING_PARTITIONS; p++)
+	{
+		PendingPart *part = part_of(p);
+		int			capacity = part_capacity();
+
+		LWLockAcquire(&locks[p].lock, LW_SHARED);
+		for (int i = 0; i < capacity; i++)
+		{
+			PendingKey *k = &part->keys[i];
+
+			if (k->state == PENDING_FREE || k->slot != filter.slot ||
+				k->generation != filter.generation || k->ended == FATE_ROLLED_BACK)
+				continue;
+			if (*count == room)
+			{
+				room = Max(room * 2, 64);
+				listed = listed == NULL ? palloc(room * sizeof(PendingListed)) :
+					repalloc(listed, room * sizeof(PendingListed));
+			}
+			listed[*count].xid = k->xid;
+			listed[*count].hash.a = k->a;
+			listed[*count].hash.b = k->b;
+			listed[*count].at = k->at;
+			(*count)++;
+		}
+		LWLockRelease(&locks[p].lock);
+	}
+	return listed;
+}
+
+/*
  * Free entry i of a part, shifting back the entries after it that probed
  * past it, so that every key stays reachable from its home.
  */

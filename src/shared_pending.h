@@ -25,6 +25,16 @@ extern PendingFound tlbf_pending_claim(PendingFilter filter, const char *name, T
 									   TlbfTime *found_at);
 extern bool tlbf_pending_confirm(PendingFilter filter, TlbfHash hash);
 extern int	tlbf_pending_count(PendingFilter filter);
+
+/* A key of the table, as an image in the WAL holds it. */
+typedef struct PendingListed
+{
+	TransactionId xid;
+	TlbfHash	hash;
+	TlbfTime	at;
+} PendingListed;
+
+extern PendingListed *tlbf_pending_list(PendingFilter filter, int *count);
 extern bool tlbf_pending_fold_due(PendingFilter filter, int keys);
 extern bool tlbf_pending_crowded(void);
 extern void tlbf_pending_crowded_folded(void);

@@ -57,6 +57,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_store.h"
+#include "shared_wal.h"
 #include "shared_pending.h"
 #include "shared_images.h"
 #include "shared_prepared.h"
@@ -1441,6 +1442,50 @@ tlbf_store_write_images(void)
 		if (tlbf_image_write(id->database, id->name, row_xid, region, copy))
 			written++;
 		pfree(copy);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(context);
+	return written;
+}
+
+/*
+ * A checkpoint has set a new redo point (the launcher calls this, while
+ * the checkpoint waits: launcher_checkpoints.c): write to the WAL an image
+ * of every filter of every database whose state is not all in its row (it
+ * changed since its last save, or keys wait for it), each under its lock.
+ * A recovery from that redo point starts from these images.  Returns how
+ * many were written.
+ */
+int
+tlbf_store_log_images(void)
+{
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "tlbf images",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(context);
+	ListCell   *cell;
+	int			written = 0;
+
+	foreach(cell, tlbf_directory_all())
+	{
+		SharedFilterId *id = lfirst(cell);
+		SharedFilterRef ref;
+		PendingListed *pending;
+		int			npending;
+
+		if (!tlbf_directory_open_any(id, LW_EXCLUSIVE, &ref))
+			continue;
+		(void) tlbf_store_fold(&ref, false);
+		pending = tlbf_pending_list(pending_id(&ref), &npending);
+		if ((tlbf_directory_unsaved(&ref) || npending > 0) &&
+			tlbf_size(ref.filter) <= tlbf_directory_region(&ref))
+		{
+			tlbf_wal_log_image(id->database, id->name, tlbf_directory_row_xid(&ref),
+							   tlbf_directory_region(&ref), ref.filter, pending, npending);
+			written++;
+		}
+		tlbf_directory_close(&ref);
+		if (pending != NULL)
+			pfree(pending);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(context);

@@ -59,6 +59,7 @@ extern void tlbf_store_retire(TimestampTz now);
 extern void tlbf_store_retire_all(TimestampTz now);
 extern List *tlbf_store_databases_to_save(void);
 extern int	tlbf_store_write_images(void);
+extern int	tlbf_store_log_images(void);
 
 /*
  * A copy of a filter: one the primary saved (what a standby reads), or

@@ -30,6 +30,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_wal.h"
+#include "shared_images.h"
 
 #include "access/transam.h"
 #include "access/xact.h"
@@ -46,6 +47,7 @@
 int			tlbf_wal_resource_manager = RM_EXPERIMENTAL_ID;
 
 #define XLOG_TLBF_KEYS		0x10
+#define XLOG_TLBF_IMAGE		0x20
 
 /*
  * A KEYS record: this header, then for each filter a group header, its
@@ -72,6 +74,26 @@ typedef struct WalKey
 	TlbfTime	at;
 } WalKey;
 
+/*
+ * An IMAGE record: this header, the name (name_len bytes), the filter
+ * (bytes), then its pending keys (WalPendingKey each).  Unaligned too.
+ */
+typedef struct WalImageHeader
+{
+	Oid			database;
+	TransactionId row_xid;		/* wrote the row the filter started from */
+	uint64		region;
+	uint64		bytes;
+	uint32		pending;
+	uint16		name_len;
+} WalImageHeader;
+
+typedef struct WalPendingKey
+{
+	TransactionId xid;			/* of the (sub)transaction that added it */
+	WalKey		key;
+} WalPendingKey;
+
 static bool registered = false;
 
 /* What the startup process collected, per filter. */
@@ -93,6 +115,10 @@ typedef struct RedoFilter
 	RedoKey    *keys;
 	Size		count;
 	Size		room;
+	char	   *image;			/* the last IMAGE's filter, or NULL */
+	Size		image_bytes;
+	TransactionId row_xid;
+	Size		region;
 } RedoFilter;
 
 static MemoryContext redo_context = NULL;
@@ -160,6 +186,70 @@ tlbf_wal_log_keys(const PreparedKey *keys, int count)
 }
 
 /*
+ * Write an image of a shared filter to the WAL: its bytes, the XID of the
+ * row it started from, its region, and the keys pending for it (of every
+ * transaction not known rolled back: one that commits after the image is
+ * in none of the records a recovery from a later redo point replays but
+ * this one).  The launcher writes one of each filter whose state is not
+ * in its row after each checkpoint's redo point (launcher_checkpoints.c),
+ * holding the filter, so that the image and the keys records that follow
+ * it in the WAL are all a recovery needs.
+ */
+void
+tlbf_wal_log_image(Oid database, const char *name, TransactionId row_xid, Size region,
+				   const Tlbf *filter, const PendingListed *pending, int npending)
+{
+	WalImageHeader header;
+	StringInfoData head;
+	StringInfoData keys;
+
+	if (!registered)
+		return;
+	memset(&header, 0, sizeof(header));
+	header.database = database;
+	header.row_xid = row_xid;
+	header.region = region;
+	header.bytes = tlbf_size(filter);
+	header.pending = npending;
+	header.name_len = strlen(name);
+	initStringInfo(&head);
+	appendBinaryStringInfo(&head, (const char *) &header, sizeof(header));
+	appendBinaryStringInfo(&head, name, header.name_len);
+	initStringInfo(&keys);
+	for (int i = 0; i < npending; i++)
+	{
+		WalPendingKey k;
+
+		memset(&k, 0, sizeof(k));
+		k.xid = pending[i].xid;
+		k.key.a = pending[i].hash.a;
+		k.key.b = pending[i].hash.b;
+		k.key.at = pending[i].at;
+		appendBinaryStringInfo(&keys, (const char *) &k, sizeof(k));
+	}
+	XLogBeginInsert();
+	XLogRegisterData((char *) head.data, head.len);
+	XLogRegisterData((char *) filter, header.bytes);
+	if (keys.len > 0)
+		XLogRegisterData((char *) keys.data, keys.len);
+	(void) XLogInsert((RmgrId) tlbf_wal_resource_manager, XLOG_TLBF_IMAGE);
+	pfree(head.data);
+	pfree(keys.data);
+}
+
+/* The FullTransactionId of a recent XID (of a record being replayed). */
+static uint64
+full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (xid >= XidFromFullTransactionId(next) && epoch > 0)
+		epoch--;
+	return U64FromFullTransactionId(FullTransactionIdFromEpochAndXid(epoch, xid));
+}
+
+/*
  * Walk a KEYS record: 'each' is called for every group (with its keys
  * unaligned in 'keys').  False if the record does not parse.
  */
@@ -214,16 +304,15 @@ start_redo(void)
 							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
-static void
-collect_group(const WalKeysHeader *header, const char *name, const char *keys,
-			  uint32 count, void *arg)
+static RedoFilter *
+redo_filter(Oid database, const char *name)
 {
 	RedoFilterId id;
 	RedoFilter *filter;
 	bool		found;
 
 	memset(&id, 0, sizeof(id));	/* hashed as bytes */
-	id.database = header->database;
+	id.database = database;
 	strlcpy(id.name, name, NAMEDATALEN);
 	filter = hash_search(redo_filters, &id, HASH_ENTER, &found);
 	if (!found)
@@ -231,7 +320,15 @@ collect_group(const WalKeysHeader *header, const char *name, const char *keys,
 		filter->keys = NULL;
 		filter->count = 0;
 		filter->room = 0;
+		filter->image = NULL;
+		filter->image_bytes = 0;
 	}
+	return filter;
+}
+
+static void
+make_room(RedoFilter *filter, Size count)
+{
 	if (filter->room - filter->count < count)
 	{
 		Size		room = Max(Max(filter->room * 2, filter->count + count), 64);
@@ -241,6 +338,15 @@ collect_group(const WalKeysHeader *header, const char *name, const char *keys,
 			repalloc_huge(filter->keys, room * sizeof(RedoKey));
 		filter->room = room;
 	}
+}
+
+static void
+collect_group(const WalKeysHeader *header, const char *name, const char *keys,
+			  uint32 count, void *arg)
+{
+	RedoFilter *filter = redo_filter(header->database, name);
+
+	make_room(filter, count);
 	for (uint32 i = 0; i < count; i++)
 	{
 		RedoKey    *k = &filter->keys[filter->count++];
@@ -250,11 +356,93 @@ collect_group(const WalKeysHeader *header, const char *name, const char *keys,
 	}
 }
 
+/*
+ * Parse an IMAGE record: false if it does not.  *name is palloc'd, the
+ * filter and the keys point into 'data'.
+ */
+static bool
+parse_image(const char *data, Size len, WalImageHeader *header, char **name,
+			const char **filter, const char **keys)
+{
+	Size		off = sizeof(*header);
+
+	if (len < sizeof(*header))
+		return false;
+	memcpy(header, data, sizeof(*header));
+	if (header->name_len == 0 || header->name_len >= NAMEDATALEN ||
+		len - off < header->name_len)
+		return false;
+	*name = palloc0(NAMEDATALEN);
+	memcpy(*name, data + off, header->name_len);
+	off += header->name_len;
+	if (len - off < header->bytes || header->bytes < 1)
+		return false;
+	*filter = data + off;
+	off += header->bytes;
+	if ((len - off) / sizeof(WalPendingKey) != header->pending ||
+		(len - off) % sizeof(WalPendingKey) != 0)
+		return false;
+	*keys = data + off;
+	return true;
+}
+
+/* An IMAGE: the filter and its pending keys replace what came before. */
+static bool
+collect_image(const char *data, Size len)
+{
+	WalImageHeader header;
+	char	   *name;
+	const char *bytes;
+	const char *keys;
+	RedoFilter *filter;
+
+	if (!parse_image(data, len, &header, &name, &bytes, &keys))
+		return false;
+	filter = redo_filter(header.database, name);
+	if (filter->image != NULL)
+		pfree(filter->image);
+	filter->image = MemoryContextAllocHuge(redo_context, header.bytes);
+	memcpy(filter->image, bytes, header.bytes);
+	filter->image_bytes = header.bytes;
+	filter->row_xid = header.row_xid;
+	filter->region = header.region;
+	/*
+	 * Every key of a record before the image was in the filter when the
+	 * image was taken, in its bits or pending (a KEYS record is written
+	 * after its keys entered the table, an IMAGE under the filter's lock):
+	 * the image's own pending keys replace them, so that a standby's
+	 * memory holds the keys of one checkpoint interval, not of its life.
+	 */
+	filter->count = 0;
+	make_room(filter, header.pending);
+	for (uint32 i = 0; i < header.pending; i++)
+	{
+		WalPendingKey k;
+		RedoKey    *r = &filter->keys[filter->count++];
+
+		memcpy(&k, keys + (Size) i * sizeof(k), sizeof(k));
+		r->fxid = full_xid(k.xid);
+		r->key = k.key;
+	}
+	pfree(name);
+	return true;
+}
+
 static void
 tlbf_wal_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
+	if (info == XLOG_TLBF_IMAGE)
+	{
+		start_redo();
+		if (!collect_image(XLogRecGetData(record), XLogRecGetDataLen(record)))
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tlbf: WAL record at %X/%X does not parse, its image is ignored",
+							LSN_FORMAT_ARGS(record->ReadRecPtr))));
+		return;
+	}
 	if (info != XLOG_TLBF_KEYS)
 	{
 		ereport(WARNING,
@@ -347,7 +535,17 @@ write_recovered(void)
 
 	hash_seq_init(&seq, redo_filters);
 	while ((filter = hash_seq_search(&seq)) != NULL)
+	{
 		databases = list_append_unique_oid(databases, filter->id.database);
+		if (filter->image != NULL && filter->image_bytes >= sizeof(Tlbf) &&
+			tlbf_size((const Tlbf *) filter->image) == filter->image_bytes)
+		{
+			/* the length word as a copy of a varlena has it */
+			tlbf_set_length((Tlbf *) filter->image);
+			(void) tlbf_image_write(filter->id.database, filter->id.name, filter->row_xid,
+									filter->region, (const Tlbf *) filter->image);
+		}
+	}
 	foreach(cell, databases)
 	{
 		Oid			database = lfirst_oid(cell);
@@ -441,6 +639,21 @@ tlbf_wal_desc(StringInfo buf, XLogReaderState *record)
 	Size		len = XLogRecGetDataLen(record);
 	WalKeysHeader header;
 
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_TLBF_IMAGE)
+	{
+		WalImageHeader image;
+		char	   *name;
+		const char *bytes;
+		const char *keys;
+
+		if (!parse_image(data, len, &image, &name, &bytes, &keys))
+			appendStringInfoString(buf, "(does not parse)");
+		else
+			appendStringInfo(buf, "database %u, \"%s\": " UINT64_FORMAT " bytes, %u keys pending",
+							 image.database, name, image.bytes, image.pending);
+		return;
+	}
+
 	if (len < sizeof(header))
 	{
 		appendStringInfoString(buf, "(short)");
@@ -455,7 +668,14 @@ tlbf_wal_desc(StringInfo buf, XLogReaderState *record)
 static const char *
 tlbf_wal_identify(uint8 info)
 {
-	return (info & ~XLR_INFO_MASK) == XLOG_TLBF_KEYS ? "KEYS" : NULL;
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_TLBF_KEYS:
+			return "KEYS";
+		case XLOG_TLBF_IMAGE:
+			return "IMAGE";
+	}
+	return NULL;
 }
 
 static RmgrData tlbf_rmgr = {

@@ -11,6 +11,7 @@
 
 #include "tlbf_pg.h"
 
+#include "shared_pending.h"
 #include "shared_prepared.h"
 
 extern int	tlbf_wal_resource_manager;
@@ -18,5 +19,8 @@ extern int	tlbf_wal_resource_manager;
 extern void tlbf_wal_init(void);
 extern bool tlbf_wal_enabled(void);
 extern void tlbf_wal_log_keys(const PreparedKey *keys, int count);
+extern void tlbf_wal_log_image(Oid database, const char *name, TransactionId row_xid,
+							   Size region, const Tlbf *filter, const PendingListed *pending,
+							   int npending);
 
 #endif							/* TLBF_SHARED_WAL_H */

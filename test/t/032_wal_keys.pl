@@ -3,8 +3,11 @@
 # no save runs between the inserts and the crash).
 #
 # - 20,000 rows inserted through the dedup trigger (200 transactions of
-#   100), then an immediate stop: after the start, inserting them again
-#   stores none of them (before: all 20,000 were stored again);
+#   100), with a checkpoint after the first 10,000, then an immediate stop:
+#   after the start, inserting them again stores none of them (before: all
+#   20,000 were stored again; the first 10,000 with the keys' records
+#   alone, as recovery starts at the checkpoint: the launcher writes an
+#   image of the filter after its redo point);
 # - keys of a transaction rolled back, and of a savepoint rolled back,
 #   are not brought back (their filter answers as for keys never added);
 # - keys added with tlbf_shared_add in another database come back in
@@ -22,6 +25,7 @@ my $node = PostgreSQL::Test::Cluster->new('wal_keys');
 $node->init;
 $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'tlbf'
+wal_keep_size = '1GB'
 });
 $node->start;
 
@@ -47,6 +51,8 @@ for my $t (0 .. 199)
 	my $to = $from + 99;
 	$node->safe_psql('postgres',
 		"INSERT INTO clicks SELECT k FROM generate_series($from, $to) k");
+	# a checkpoint half-way: recovery starts after the first half's records
+	$node->safe_psql('postgres', 'CHECKPOINT') if $t == 99;
 }
 $node->safe_psql('postgres', q{
 	BEGIN;
@@ -101,8 +107,11 @@ my ($stdout, $stderr) = run_command([
 		'pg_waldump', '-p', $node->data_dir . '/pg_wal',
 		'-s', $start_lsn, '-e', $end_lsn, '-r', 'custom128' ]);
 my @records = split /\n/, $stdout;
-is(scalar(@records), 202,
-	'one record (of resource manager 128) per committing transaction that stored keys');
+is(scalar(grep { /desc: UNKNOWN \(10\)|KEYS/ } @records), 202,
+	'one KEYS record (of resource manager 128) per committing transaction that stored keys')
+	or diag($stdout);
+cmp_ok(scalar(grep { /desc: UNKNOWN \(20\)|IMAGE/ } @records), '>=', 1,
+	'an IMAGE record after the checkpoint');
 like($records[0], qr/len \(rec\/tot\):\s+\d+\/\s*\d+/, 'pg_waldump shows them')
 	or diag($stderr);
 
