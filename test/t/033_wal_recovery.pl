@@ -71,10 +71,10 @@ $standby->stop;
 load(10001, 12000);
 $primary->safe_psql('postgres', q{SELECT pg_create_restore_point('middle')});
 load(12001, 14000);
-$primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
+my $last_segment = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
 $primary->poll_query_until('postgres',
-	q{SELECT last_archived_wal IS NOT NULL AND last_archived_wal >= pg_walfile_name(pg_current_wal_lsn())
-	  FROM pg_stat_archiver}) or die 'the WAL was not archived';
+	qq{SELECT last_archived_wal IS NOT NULL AND last_archived_wal >= '$last_segment'
+	   FROM pg_stat_archiver}) or die 'the WAL was not archived';
 
 my $restored = PostgreSQL::Test::Cluster->new('restored');
 $restored->init_from_backup($primary, 'b', has_restoring => 1);
