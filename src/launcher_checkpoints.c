@@ -34,8 +34,9 @@
  * gap of a few instructions would have had to set its redo point after
  * the pre-commit looked, and flush, within it.
  *
- * Nothing is held while the server is in recovery (no WAL is written),
- * nor when tlbf.wal_resource_manager is 0.
+ * Nothing is held while the server is in recovery (no WAL is written; a
+ * standby's launcher looks every HOLD_POLL_MS too, to hold from its
+ * promotion on), nor when tlbf.wal_resource_manager is 0.
  *
  *-------------------------------------------------------------------------
  */
@@ -51,7 +52,7 @@
 #include "storage/sinvaladt.h"
 
 /* how often the launcher looks for a new redo point while it holds */
-#define HOLD_POLL_MS	50
+#define HOLD_POLL_MS	100
 
 /* the redo point the last images were written after */
 static XLogRecPtr imaged_for = InvalidXLogRecPtr;
@@ -64,12 +65,15 @@ hold_wanted(void)
 	return tlbf_wal_enabled() && tlbf_directory_available() && !RecoveryInProgress();
 }
 
-/* Hold: the flags, under a local id of our own when in no transaction. */
+/*
+ * Hold: the flag, under a local id of our own when we have none (in no
+ * transaction, or in the callback of one that just ended, which still
+ * counts as in a transaction but has let its id go).
+ */
 static void
 hold(void)
 {
-	if (!IsTransactionOrTransactionBlock() &&
-		TLBF_PROC_LXID(MyProc) == InvalidLocalTransactionId)
+	if (TLBF_PROC_LXID(MyProc) == InvalidLocalTransactionId)
 		TLBF_PROC_LXID(MyProc) = GetNextLocalTransactionId();
 	MyProc->delayChkptFlags |= DELAY_CHKPT_COMPLETE;
 	holding = true;
@@ -123,7 +127,8 @@ tlbf_checkpoints_serve(void)
 	if (!hold_wanted())
 	{
 		tlbf_checkpoints_stop();
-		return -1;
+		/* a standby looks often too, to hold from its promotion on */
+		return tlbf_wal_enabled() && tlbf_directory_available() ? HOLD_POLL_MS : -1;
 	}
 	hold();
 	write_images_if_due();

@@ -13,6 +13,8 @@
 # - keys added with tlbf_shared_add in another database come back in
 #   theirs;
 # - a second crash before any save keeps them all too;
+# - a crash right after a CHECKPOINT keeps the keys committed before it:
+#   the checkpoint's record comes after the launcher's image (it waits);
 # - pg_waldump shows one record per transaction (as custom128).
 use strict;
 use warnings;
@@ -101,6 +103,26 @@ is($node->safe_psql('postgres',
 is($node->safe_psql('other',
 		q{SELECT count(*) FROM generate_series(1, 5000) k WHERE NOT tlbf_shared_contains('seen', k)}),
 	'0', '... in both databases');
+
+# A crash right after a checkpoint: the checkpoint did not complete before
+# the launcher's image of the filter was in the WAL, between its redo
+# point and its record.
+$node->safe_psql('postgres', q{INSERT INTO clicks SELECT k FROM generate_series(30001, 30100) k});
+$node->safe_psql('postgres', 'CHECKPOINT');
+my ($control) = run_command([ 'pg_controldata', $node->data_dir ]);
+my ($checkpoint) = $control =~ /^Latest checkpoint location:\s+(\S+)/m;
+my ($redo) = $control =~ /^Latest checkpoint's REDO location:\s+(\S+)/m;
+$node->stop('immediate');
+my ($between) = run_command([
+		'pg_waldump', '-p', $node->data_dir . '/pg_wal', '-s', $redo, '-e', $checkpoint,
+		'-r', 'custom128' ]);
+cmp_ok(scalar(grep { /desc: UNKNOWN \(20\)|IMAGE/ } split /\n/, $between), '>=', 1,
+	"an image of the filter lies between the checkpoint's redo point and its record")
+	or diag($between);
+$node->start;
+is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM generate_series(30001, 30100) k WHERE NOT tlbf_shared_contains('clicks', k)}),
+	'0', 'a crash right after a checkpoint keeps the keys committed before it');
 
 # the records, as pg_waldump shows them (every segment is still there)
 my ($stdout, $stderr) = run_command([
