@@ -234,6 +234,7 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
 	uint64		truncated_after;
 	Size		size_before;
 	Size		region;
+	XLogRecPtr	logged;
 
 	PreventCommandDuringRecovery("an insertion into a shared tlbf filter");
 	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
@@ -247,6 +248,8 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
 	if (!holds_keys(ref.filter))
 		tlbf_record_keys(ref.filter, basis);
 	status = insert_locked(&ref, hashes, times, n, SHARED_FULL_ERROR);
+	/* in the WAL as they are in the bits, whether all went in or some */
+	logged = tlbf_store_log_added(&ref, hashes, times, n);
 	count_insertion(&ref, status, size_before);
 	if (status == TLBF_OK)
 		tlbf_store_count(&ref, SHARED_ADDED, n);
@@ -254,6 +257,7 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
 	region = tlbf_store_region(&ref);
 	remember_filter(ref.filter, guess);
 	tlbf_store_close(&ref);
+	tlbf_store_flush(logged);
 
 	report_full(name, status, truncated_before, truncated_after, region);
 	return true;

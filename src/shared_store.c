@@ -1449,6 +1449,26 @@ tlbf_store_write_images(void)
 }
 
 /*
+ * Keys were just added to the bits of the filter 'ref' holds exclusively,
+ * at once (tlbf_shared_rebuild): to the WAL with them, so that a crash
+ * does not forget them either (shared_wal.c).  Returns where the record
+ * ends, for tlbf_store_flush once the filter is closed.
+ */
+XLogRecPtr
+tlbf_store_log_added(const SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *times,
+					 int n)
+{
+	return tlbf_wal_log_added(tlbf_directory_name(ref), hashes, times, n);
+}
+
+/* Make the WAL durable up to 'end' (tlbf_store_log_added). */
+void
+tlbf_store_flush(XLogRecPtr end)
+{
+	tlbf_wal_flush(end);
+}
+
+/*
  * A checkpoint has set a new redo point (the launcher calls this, while
  * the checkpoint waits: launcher_checkpoints.c): write to the WAL an image
  * of every filter of every database whose state is not all in its row (it

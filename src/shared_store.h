@@ -16,6 +16,8 @@
 
 #include "shared_ref.h"
 
+#include "access/xlogdefs.h"
+
 extern void tlbf_store_init(void);
 extern bool tlbf_store_available(void);
 extern void tlbf_store_require(void);
@@ -60,6 +62,9 @@ extern void tlbf_store_retire_all(TimestampTz now);
 extern List *tlbf_store_databases_to_save(void);
 extern int	tlbf_store_write_images(void);
 extern int	tlbf_store_log_images(void);
+extern XLogRecPtr tlbf_store_log_added(const SharedFilterRef *ref, const TlbfHash *hashes,
+									   const TlbfTime *times, int n);
+extern void tlbf_store_flush(XLogRecPtr end);
 
 /*
  * A copy of a filter: one the primary saved (what a standby reads), or

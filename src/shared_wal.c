@@ -137,25 +137,26 @@ by_name(const void *a, const void *b)
 }
 
 /*
- * Write the keys this transaction stored to the WAL, in one record, before
- * its commit (or PREPARE) record.  'keys' may be reordered.
+ * Write 'count' keys to the WAL, in one KEYS record of transaction 'fxid'
+ * (grouped by filter name).
  */
-void
-tlbf_wal_log_keys(const PreparedKey *keys, int count)
+static XLogRecPtr
+log_keys(FullTransactionId fxid, const PreparedKey *keys, int count)
 {
 	PreparedKey *sorted;
 	StringInfoData data;
 	WalKeysHeader header;
 	int			start;
+	XLogRecPtr	end;
 
 	if (!registered || count == 0)
-		return;
+		return InvalidXLogRecPtr;
 	sorted = palloc(count * sizeof(PreparedKey));
 	memcpy(sorted, keys, count * sizeof(PreparedKey));
 	qsort(sorted, count, sizeof(PreparedKey), by_name);
 	initStringInfo(&data);
 	memset(&header, 0, sizeof(header));
-	header.fxid = U64FromFullTransactionId(GetTopFullTransactionId());
+	header.fxid = U64FromFullTransactionId(fxid);
 	header.database = MyDatabaseId;
 	appendBinaryStringInfo(&data, (const char *) &header, sizeof(header));
 	for (start = 0; start < count;)
@@ -180,9 +181,54 @@ tlbf_wal_log_keys(const PreparedKey *keys, int count)
 	}
 	XLogBeginInsert();
 	XLogRegisterData(data.data, data.len);
-	(void) XLogInsert((RmgrId) tlbf_wal_resource_manager, XLOG_TLBF_KEYS);
+	end = XLogInsert((RmgrId) tlbf_wal_resource_manager, XLOG_TLBF_KEYS);
 	pfree(data.data);
 	pfree(sorted);
+	return end;
+}
+
+/* The keys this transaction stored, before its commit (or PREPARE) record. */
+void
+tlbf_wal_log_keys(const PreparedKey *keys, int count)
+{
+	if (count > 0)
+		(void) log_keys(GetTopFullTransactionId(), keys, count);
+}
+
+/*
+ * Keys added to filter 'name' at once, whatever becomes of the transaction
+ * (tlbf_shared_rebuild): a KEYS record of the frozen XID, which a recovery
+ * takes as committed.  No commit record may flush it (the transaction may
+ * have no XID): the caller flushes up to the end returned
+ * (tlbf_wal_flush), once it has let go of the filter.
+ */
+XLogRecPtr
+tlbf_wal_log_added(const char *name, const TlbfHash *hashes, const TlbfTime *times, int n)
+{
+	PreparedKey *keys;
+	XLogRecPtr	end;
+
+	if (!registered || n == 0)
+		return InvalidXLogRecPtr;
+	keys = palloc0(n * sizeof(PreparedKey));
+	for (int i = 0; i < n; i++)
+	{
+		strlcpy(keys[i].name, name, NAMEDATALEN);
+		keys[i].a = hashes[i].a;
+		keys[i].b = hashes[i].b;
+		keys[i].at = times[i];
+	}
+	end = log_keys(FullTransactionIdFromEpochAndXid(0, FrozenTransactionId), keys, n);
+	pfree(keys);
+	return end;
+}
+
+/* Make the WAL durable up to 'end' (nothing if it is invalid). */
+void
+tlbf_wal_flush(XLogRecPtr end)
+{
+	if (!XLogRecPtrIsInvalid(end))
+		XLogFlush(end);
 }
 
 /*

@@ -11,6 +11,7 @@
 
 #include "tlbf_pg.h"
 
+#include "access/xlogdefs.h"
 #include "shared_pending.h"
 #include "shared_prepared.h"
 
@@ -19,6 +20,9 @@ extern int	tlbf_wal_resource_manager;
 extern void tlbf_wal_init(void);
 extern bool tlbf_wal_enabled(void);
 extern void tlbf_wal_log_keys(const PreparedKey *keys, int count);
+extern XLogRecPtr tlbf_wal_log_added(const char *name, const TlbfHash *hashes,
+									 const TlbfTime *times, int n);
+extern void tlbf_wal_flush(XLogRecPtr end);
 extern void tlbf_wal_log_image(Oid database, const char *name, TransactionId row_xid,
 							   Size region, const Tlbf *filter, const PendingListed *pending,
 							   int npending);

@@ -13,6 +13,7 @@
 # - keys added with tlbf_shared_add in another database come back in
 #   theirs;
 # - a second crash before any save keeps them all too;
+# - keys tlbf_shared_rebuild added are kept too;
 # - a crash right after a CHECKPOINT keeps the keys committed before it:
 #   the checkpoint's record comes after the launcher's image (it waits);
 # - pg_waldump shows one record per transaction (as custom128).
@@ -103,6 +104,17 @@ is($node->safe_psql('postgres',
 is($node->safe_psql('other',
 		q{SELECT count(*) FROM generate_series(1, 5000) k WHERE NOT tlbf_shared_contains('seen', k)}),
 	'0', '... in both databases');
+
+# Keys added at once by tlbf_shared_rebuild (not waiting for the commit)
+# are in the WAL too.
+is($node->safe_psql('postgres',
+		q{SELECT tlbf_shared_rebuild('clicks', 'SELECT k, now() FROM generate_series(40001, 41000) k')}),
+	'1000', 'a rebuild adds 1,000 keys');
+$node->stop('immediate');
+$node->start;
+is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM generate_series(40001, 41000) k WHERE NOT tlbf_shared_contains('clicks', k)}),
+	'0', 'a crash keeps the keys a rebuild added');
 
 # A crash right after a checkpoint: the checkpoint did not complete before
 # the launcher's image of the filter was in the WAL, between its redo
