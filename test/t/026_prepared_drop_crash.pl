@@ -9,7 +9,8 @@
 #   exist (42704, the trigger too), is not listed, the snapshot worker does
 #   not write its row back (a save after it is waited for), and its name
 #   can be created again, empty.  ROLLBACK PREPARED: it is back with its
-#   saved keys.  The same with no use at all between the restart and
+#   saved keys, and the key committed while its drop was prepared (not
+#   saved, but in the WAL: issue 39).  The same with no use at all between the restart and
 #   COMMIT PREPARED.
 # - DROP EXTENSION tlbf prepared, then the same crash: a use fails at once
 #   with 55006 (the prepared transaction holds the snapshot table) instead
@@ -184,8 +185,8 @@ is(result('drops', q{INSERT INTO events_commit VALUES (4000)}), 'ERROR 42704', '
 $node->safe_psql('drops', q{ROLLBACK PREPARED 'drop_rollback'});
 is(result('drops', q{SELECT count(*) FROM generate_series(1, 100) k WHERE tlbf_shared_contains('p_rollback', k)}),
 	'100', 'ROLLBACK PREPARED: the other filter is back with its saved keys');
-is(result('drops', q{SELECT tlbf_shared_contains('p_rollback', 1000)}), 'f',
-	'... without the key added while its drop was prepared (it was not saved)');
+is(result('drops', q{SELECT tlbf_shared_contains('p_rollback', 1000)}), 't',
+	'... and the key added while its drop was prepared, not saved but committed (in the WAL)');
 is(result('drops', q{INSERT INTO events_rollback VALUES (1), (4000); SELECT count(*) FROM events_rollback}),
 	'1', '... its trigger skips a saved key and takes a new one');
 is(result('drops', q{SELECT string_agg(name, ',' ORDER BY name) FROM tlbf_shared_list()}), 'p_rollback,w',
