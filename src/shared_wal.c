@@ -49,6 +49,9 @@ int			tlbf_wal_resource_manager = RM_EXPERIMENTAL_ID;
 #define XLOG_TLBF_KEYS		0x10
 #define XLOG_TLBF_IMAGE		0x20
 
+/* the largest IMAGE record written (PostgreSQL refuses records past 1020MB) */
+#define IMAGE_MAX_BYTES		(1000 * 1024 * 1024)
+
 /*
  * A KEYS record: this header, then for each filter a group header, its
  * name (name_len bytes, no terminator) and its keys.  Nothing is aligned:
@@ -162,22 +165,23 @@ log_keys(FullTransactionId fxid, const PreparedKey *keys, int count)
 	for (start = 0; start < count;)
 	{
 		WalGroupHeader group;
-		int			end = start;
+		int			stop = start;
 
-		while (end < count && strcmp(sorted[end].name, sorted[start].name) == 0)
-			end++;
-		group.count = end - start;
+		while (stop < count && strcmp(sorted[stop].name, sorted[start].name) == 0)
+			stop++;
+		memset(&group, 0, sizeof(group));	/* no padding of ours in the WAL */
+		group.count = stop - start;
 		group.name_len = strlen(sorted[start].name);
 		appendBinaryStringInfo(&data, (const char *) &group, sizeof(group));
 		appendBinaryStringInfo(&data, sorted[start].name, group.name_len);
-		for (int i = start; i < end; i++)
+		for (int i = start; i < stop; i++)
 		{
 			WalKey		key = {sorted[i].a, sorted[i].b, sorted[i].at};
 
 			appendBinaryStringInfo(&data, (const char *) &key, sizeof(key));
 		}
 		((WalKeysHeader *) data.data)->groups++;
-		start = end;
+		start = stop;
 	}
 	XLogBeginInsert();
 	XLogRegisterData(data.data, data.len);
@@ -272,6 +276,18 @@ tlbf_wal_log_image(Oid database, const char *name, TransactionId row_xid, Size r
 		k.key.b = pending[i].hash.b;
 		k.key.at = pending[i].at;
 		appendBinaryStringInfo(&keys, (const char *) &k, sizeof(k));
+	}
+	/* PostgreSQL takes no record past 1020MB (a filter of a 1GB region) */
+	if (head.len + header.bytes + keys.len > IMAGE_MAX_BYTES)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("shared tlbf filter \"%s\" is too large for an image in the WAL", name),
+				 errdetail("A crash before its next save would forget the keys added since its last one."),
+				 errhint("Keep shared filters below %d MB.", IMAGE_MAX_BYTES / (1024 * 1024))));
+		pfree(head.data);
+		pfree(keys.data);
+		return;
 	}
 	XLogBeginInsert();
 	XLogRegisterData((char *) head.data, head.len);
@@ -372,18 +388,49 @@ redo_filter(Oid database, const char *name)
 	return filter;
 }
 
+/*
+ * An allocation of the startup process that may fail: an ERROR there
+ * would stop the server, so the caller warns and does without.
+ */
+static void *
+alloc_or_null(Size size)
+{
+	return MemoryContextAllocExtended(redo_context, size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
 static void
+report_no_memory(const char *name, const char *what)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("tlbf: out of memory for the %s of shared filter \"%s\" in the WAL", what, name),
+			 errdetail("They are ignored: the filter may miss keys after this recovery."),
+			 errhint("Refill the filter with tlbf_shared_rebuild.")));
+}
+
+/* Room for 'count' more keys; false if there is no memory for them. */
+static bool
 make_room(RedoFilter *filter, Size count)
 {
 	if (filter->room - filter->count < count)
 	{
 		Size		room = Max(Max(filter->room * 2, filter->count + count), 64);
+		RedoKey    *keys = alloc_or_null(room * sizeof(RedoKey));
 
-		filter->keys = filter->keys == NULL ?
-			MemoryContextAllocHuge(redo_context, room * sizeof(RedoKey)) :
-			repalloc_huge(filter->keys, room * sizeof(RedoKey));
+		if (keys == NULL)
+		{
+			report_no_memory(filter->id.name, "keys");
+			return false;
+		}
+		if (filter->keys != NULL)
+		{
+			memcpy(keys, filter->keys, filter->count * sizeof(RedoKey));
+			pfree(filter->keys);
+		}
+		filter->keys = keys;
 		filter->room = room;
 	}
+	return true;
 }
 
 static void
@@ -392,7 +439,8 @@ collect_group(const WalKeysHeader *header, const char *name, const char *keys,
 {
 	RedoFilter *filter = redo_filter(header->database, name);
 
-	make_room(filter, count);
+	if (!make_room(filter, count))
+		return;
 	for (uint32 i = 0; i < count; i++)
 	{
 		RedoKey    *k = &filter->keys[filter->count++];
@@ -447,7 +495,14 @@ collect_image(const char *data, Size len)
 	filter = redo_filter(header.database, name);
 	if (filter->image != NULL)
 		pfree(filter->image);
-	filter->image = MemoryContextAllocHuge(redo_context, header.bytes);
+	filter->image = alloc_or_null(header.bytes);
+	if (filter->image == NULL)
+	{
+		/* the keys before it stay: its row and they may be enough */
+		report_no_memory(name, "image");
+		pfree(name);
+		return true;
+	}
 	memcpy(filter->image, bytes, header.bytes);
 	filter->image_bytes = header.bytes;
 	filter->row_xid = header.row_xid;
@@ -460,7 +515,11 @@ collect_image(const char *data, Size len)
 	 * memory holds the keys of one checkpoint interval, not of its life.
 	 */
 	filter->count = 0;
-	make_room(filter, header.pending);
+	if (!make_room(filter, header.pending))
+	{
+		pfree(name);
+		return true;
+	}
 	for (uint32 i = 0; i < header.pending; i++)
 	{
 		WalPendingKey k;
