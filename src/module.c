@@ -10,6 +10,7 @@
 #include "shared_directory.h"
 #include "shared_functions.h"
 #include "shared_pending.h"
+#include "shared_standby.h"
 #include "shared_store.h"
 #include "shared_wal.h"
 #include "statements.h"
@@ -39,6 +40,7 @@ _PG_init(void)
 		tlbf_wal_init();
 		tlbf_directory_init();
 		tlbf_pending_init();
+		tlbf_standby_init();
 		tlbf_store_init();
 		tlbf_statements_init();
 		tlbf_register_launcher();

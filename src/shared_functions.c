@@ -589,16 +589,19 @@ open_with_key(FunctionCallInfo fcinfo, const char *name, ArrayType *text_fields,
  * Was the key added by a transaction that committed (or by this one) and
  * is not folded into the filter's bits yet, within 'window' before 'at'?
  * Keys of other open transactions are not seen, as their rows are not.
- * (A standby reads the saved copy, which has no such keys.)
+ * (A standby reads the saved copy: the keys committed since are those its
+ * replay of the WAL found.)
  */
 static bool
-committed_pending(const SharedFilterRef *ref, bool from_saved, TlbfHash hash, TlbfTime at,
-				  int64 window, TlbfTime *added)
+committed_pending(const SharedFilterRef *ref, const char *name, bool from_saved, TlbfHash hash,
+				  TlbfTime at, int64 window, TlbfTime *added)
 {
 	TransactionId other;
 
-	return !from_saved &&
-		tlbf_store_pending_find(ref, hash, &other, added) == PENDING_STORED &&
+	if (from_saved)
+		return tlbf_store_replayed_find(name, hash, added) &&
+			*added <= at && *added > at - window;
+	return tlbf_store_pending_find(ref, hash, &other, added) == PENDING_STORED &&
 		*added <= at && *added > at - window;
 }
 
@@ -630,7 +633,7 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	TlbfTime	pending_at;
 	bool		found = possible &&
 		(tlbf_query(f, hash, at, f->span) ||
-		 committed_pending(&ref, from_saved, hash, at, f->span, &pending_at));
+		 committed_pending(&ref, name, from_saved, hash, at, f->span, &pending_at));
 
 	/*
 	 * A filter written before 1.4 holds a trigger's keys of several
@@ -664,7 +667,7 @@ tlbf_shared_contains_fields(PG_FUNCTION_ARGS)
 	Tlbf	   *f = open_with_key(fcinfo, name, fields, &ref, &from_saved, &hash, &possible);
 	bool		found = possible &&
 		(tlbf_query(f, hash, at, f->span) ||
-		 committed_pending(&ref, from_saved, hash, at, f->span, &pending_at));
+		 committed_pending(&ref, name, from_saved, hash, at, f->span, &pending_at));
 
 	count_lookup(&ref, from_saved, found);
 	close_after_reading(&ref, from_saved);
@@ -689,7 +692,7 @@ tlbf_shared_last_seen(PG_FUNCTION_ARGS)
 
 	found = possible &&
 		tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper);
-	if (possible && committed_pending(&ref, from_saved, hash, at, f->span, &pending_at) &&
+	if (possible && committed_pending(&ref, name, from_saved, hash, at, f->span, &pending_at) &&
 		(!found || pending_at > upper))
 	{
 		/* added by a transaction that committed, not folded yet: then */
@@ -727,7 +730,7 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	f = open_with_key(fcinfo, name, NULL, &ref, &from_saved, &hash, &possible);
 	/* (an error releases the filter's locks with the transaction) */
 	window = tlbf_window_arg(fcinfo, 3, f);
-	if (possible && committed_pending(&ref, from_saved, hash, at, window, &pending_at))
+	if (possible && committed_pending(&ref, name, from_saved, hash, at, window, &pending_at))
 		p = 1.0;
 	else
 		p = possible ? tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)) : 0.0;

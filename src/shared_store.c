@@ -58,6 +58,7 @@
  */
 #include "shared_store.h"
 #include "shared_wal.h"
+#include "shared_standby.h"
 #include "shared_pending.h"
 #include "shared_images.h"
 #include "shared_prepared.h"
@@ -1466,6 +1467,16 @@ void
 tlbf_store_flush(XLogRecPtr end)
 {
 	tlbf_wal_flush(end);
+}
+
+/*
+ * On a standby, which reads saved copies: was key 'hash' of filter 'name'
+ * committed since, by the WAL replayed so far (shared_standby.c)?
+ */
+bool
+tlbf_store_replayed_find(const char *name, TlbfHash hash, TlbfTime *at)
+{
+	return tlbf_standby_find(name, hash, at);
 }
 
 /*

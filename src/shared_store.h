@@ -65,6 +65,7 @@ extern int	tlbf_store_log_images(void);
 extern XLogRecPtr tlbf_store_log_added(const SharedFilterRef *ref, const TlbfHash *hashes,
 									   const TlbfTime *times, int n);
 extern void tlbf_store_flush(XLogRecPtr end);
+extern bool tlbf_store_replayed_find(const char *name, TlbfHash hash, TlbfTime *at);
 
 /*
  * A copy of a filter: one the primary saved (what a standby reads), or

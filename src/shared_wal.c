@@ -31,6 +31,7 @@
  */
 #include "shared_wal.h"
 #include "shared_images.h"
+#include "shared_standby.h"
 
 #include "access/transam.h"
 #include "access/xact.h"
@@ -447,6 +448,10 @@ collect_group(const WalKeysHeader *header, const char *name, const char *keys,
 
 		k->fxid = header->fxid;
 		memcpy(&k->key, keys + (Size) i * sizeof(WalKey), sizeof(WalKey));
+		/* for a hot standby's readers */
+		tlbf_standby_add(header->database, name,
+						 XidFromFullTransactionId(FullTransactionIdFromU64(header->fxid)),
+						 k->key.a, k->key.b, k->key.at);
 	}
 }
 
@@ -528,6 +533,7 @@ collect_image(const char *data, Size len)
 		memcpy(&k, keys + (Size) i * sizeof(k), sizeof(k));
 		r->fxid = full_xid(k.xid);
 		r->key = k.key;
+		tlbf_standby_add(header.database, name, k.xid, k.key.a, k.key.b, k.key.at);
 	}
 	pfree(name);
 	return true;

@@ -3,7 +3,8 @@
 # (read_only_sql_transaction), since nothing written there could be kept
 # or replicated.  Reading follows the primary's saved snapshots as they
 # replay: a key added on the primary is found on the standby once the
-# primary saved the filter and the standby replayed that save; a filter
+# primary saved the filter and the standby replayed that save (and, since
+# issue 39, once the standby replayed its commit: 033_wal_recovery); a filter
 # dropped on the primary disappears from the standby; a new one appears.
 use strict;
 use warnings;

@@ -4,9 +4,11 @@
 # the keys of the transactions that committed by then.  Saves are an hour
 # apart: nothing here comes from a saved row but the empty filter.
 #
-# - a standby streams 5,000 rows stored through the dedup trigger (with a
-#   checkpoint in the middle); promoted, it stores none of them again
-#   (before: all 5,000);
+# - a hot standby streams 5,000 rows stored through the dedup trigger
+#   (with a checkpoint in the middle): it finds every key once it has
+#   replayed it (before: none, until the primary saved the filter), not
+#   one of a transaction prepared until COMMIT PREPARED; promoted, it
+#   stores none of them again (before: all 5,000);
 # - a recovery to a restore point between two halves of a load: every key
 #   of the first half is found, no key of the second half is (1e-6 error
 #   rate), and the table and the filter agree: a row inserted again is
@@ -23,6 +25,7 @@ $primary->init(allows_streaming => 1, has_archiving => 1);
 $primary->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'tlbf'
 tlbf.snapshot_interval = '1h'
+max_prepared_transactions = 5
 });
 $primary->start;
 $primary->safe_psql('postgres', q{
@@ -56,15 +59,35 @@ load(1, 2500);
 $primary->safe_psql('postgres', 'CHECKPOINT');
 load(2501, 5000);
 $primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', q{
+		SELECT count(*) FROM generate_series(1, 5000) k WHERE NOT tlbf_shared_contains('clicks', k)}),
+	'0', 'the hot standby finds every key it replayed, none of them saved (before: none)');
+is($standby->safe_psql('postgres', q{
+		SELECT count(*) FROM generate_series(5001, 10000) k WHERE tlbf_shared_contains('clicks', k)}),
+	'0', '... and no key never added');
+$primary->safe_psql('postgres', q{
+	BEGIN;
+	INSERT INTO clicks VALUES (90001);
+	SELECT pg_current_xact_id();
+	PREPARE TRANSACTION 'open';
+});
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', q{SELECT tlbf_shared_contains('clicks', 90001)}), 'f',
+	'a key of a transaction prepared, not committed, is not found');
+$primary->safe_psql('postgres', q{COMMIT PREPARED 'open'});
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', q{SELECT tlbf_shared_contains('clicks', 90001)}), 't',
+	'... and is once it is committed');
 $standby->promote;
 is($standby->safe_psql('postgres', q{
 		INSERT INTO clicks SELECT k FROM generate_series(1, 5000) k;
+		INSERT INTO clicks VALUES (90001);
 		SELECT count(*) FROM clicks}),
-	'5000', 'the promoted standby stores none of the 5,000 rows the primary had');
+	'5001', 'the promoted standby stores none of the 5,001 rows the primary had');
 is($standby->safe_psql('postgres', q{
 		INSERT INTO clicks SELECT k FROM generate_series(5001, 5100) k;
 		SELECT count(*) FROM clicks}),
-	'5100', '... and stores new ones');
+	'5101', '... and stores new ones');
 $standby->stop;
 
 # A point-in-time recovery to a restore point in the middle of a load.
@@ -87,7 +110,7 @@ $restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	or die 'the recovery did not end';
 
 is($restored->safe_psql('postgres', 'SELECT count(*), min(id), max(id) FROM clicks'),
-	'7000|1|12000', 'the recovery stopped between the two halves');
+	'7001|1|90001', 'the recovery stopped between the two halves');
 is($restored->safe_psql('postgres', q{
 		SELECT count(*) FROM clicks WHERE NOT tlbf_shared_contains('clicks', id)}),
 	'0', 'every key of a row the table has is in the filter');
@@ -97,7 +120,7 @@ is($restored->safe_psql('postgres', q{
 is($restored->safe_psql('postgres', q{
 		INSERT INTO clicks SELECT k FROM generate_series(1, 14000) k;
 		SELECT count(*), count(DISTINCT id) FROM clicks}),
-	'14000|14000', 'inserted again, exactly the 7,000 rows the table lacked are stored');
+	'14001|14001', 'inserted again, exactly the 7,000 rows the table lacked are stored');
 
 $restored->stop;
 $primary->stop;
