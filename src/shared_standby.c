@@ -18,13 +18,17 @@
  * ring holds it, which must outlast the primary's next save of its filter
  * (tlbf.snapshot_interval), the one that brings it in the saved copy.
  * One LWLock: the startup process writes under it exclusively, one record
- * at a time, readers look under it shared.  A primary never uses it.
+ * at a time, readers look under it shared.  It is reserved only on a
+ * server started as a standby; a primary never uses it.
  *
  *-------------------------------------------------------------------------
  */
 #include "shared_standby.h"
 
+#include <unistd.h>
+
 #include "access/transam.h"
+#include "access/xlog.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "shared_pending.h"
@@ -78,11 +82,21 @@ ring_bytes(void)
 							 mul_size(nslots(), sizeof(uint64))));
 }
 
+/*
+ * Is the server starting as a standby?  Only then is the ring reserved: a
+ * primary never reads it, and a server becomes a standby only by a start
+ * with standby.signal.  (The postmaster asks, in the data directory.)
+ */
+static bool standby_start = false;
+
 static void
 request_shared_memory(void)
 {
 	if (previous_request_hook)
 		previous_request_hook();
+	standby_start = access(STANDBY_SIGNAL_FILE, F_OK) == 0;
+	if (!standby_start)
+		return;
 	RequestAddinShmemSpace(ring_bytes());
 	RequestNamedLWLockTranche("tlbf standby keys", 1);
 }
@@ -94,6 +108,8 @@ start_shared_memory(void)
 
 	if (previous_startup_hook)
 		previous_startup_hook();
+	if (!standby_start)
+		return;
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ring = ShmemInitStruct("tlbf standby keys", ring_bytes(), &found);
 	keys = (StandbyKey *) ((char *) ring + MAXALIGN(sizeof(StandbyRing)));
