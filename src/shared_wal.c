@@ -562,6 +562,7 @@ tlbf_wal_redo(XLogReaderState *record)
 		return;
 	}
 	start_redo();
+	/* the whole record checked before any key of it is taken */
 	if (!walk_keys(XLogRecGetData(record), XLogRecGetDataLen(record), NULL, NULL))
 	{
 		ereport(WARNING,
@@ -633,6 +634,22 @@ write_database(Oid database, OutKey *out, Size count)
 }
 
 /*
+ * Does the last image of 'filter' hold the filter its header describes,
+ * and no more?  Its slice directory is read only once it is known to lie
+ * within the bytes (a filter's own length, from its last slice, would read
+ * past a record that lies); the load checks the rest (tlbf_validate).
+ */
+static bool
+image_fits(const RedoFilter *filter)
+{
+	const Tlbf *f = (const Tlbf *) filter->image;
+
+	return f != NULL && filter->image_bytes >= sizeof(Tlbf) &&
+		f->nslices <= (filter->image_bytes - sizeof(Tlbf)) / sizeof(TlbfSlice) &&
+		tlbf_size(f) == filter->image_bytes;
+}
+
+/*
  * The end of recovery: keep the keys of committed transactions, and write
  * them, per database, for the filters' next loads.
  */
@@ -648,8 +665,7 @@ write_recovered(void)
 	while ((filter = hash_seq_search(&seq)) != NULL)
 	{
 		databases = list_append_unique_oid(databases, filter->id.database);
-		if (filter->image != NULL && filter->image_bytes >= sizeof(Tlbf) &&
-			tlbf_size((const Tlbf *) filter->image) == filter->image_bytes)
+		if (image_fits(filter))
 		{
 			/* the length word as a copy of a varlena has it */
 			tlbf_set_length((Tlbf *) filter->image);

@@ -9,7 +9,8 @@
 #   alone, as recovery starts at the checkpoint: the launcher writes an
 #   image of the filter after its redo point);
 # - keys of a transaction rolled back, and of a savepoint rolled back,
-#   are not brought back (their filter answers as for keys never added);
+#   are not brought back (their filter answers as for keys never added),
+#   nor the key of a row INSERT ... ON CONFLICT DO NOTHING skipped;
 # - keys added with tlbf_shared_add in another database come back in
 #   theirs;
 # - a second crash before any save keeps them all too;
@@ -42,6 +43,16 @@ $node->safe_psql('postgres', q{
 	CREATE TRIGGER dedup BEFORE INSERT ON clicks
 	    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('clicks', 'id');
 });
+# a table inserted into with ON CONFLICT: the AFTER trigger marks the keys
+# of the rows stored
+$node->safe_psql('postgres', q{
+	CREATE TABLE signups (id int, email text UNIQUE);
+	SELECT tlbf_shared_create('signups', '1 hour', 1e-6, 1000);
+	CREATE TRIGGER dedup BEFORE INSERT ON signups
+	    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('signups', 'id');
+	CREATE TRIGGER dedup_stored AFTER INSERT ON signups
+	    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('signups', 'id');
+});
 $node->safe_psql('other', q{
 	CREATE EXTENSION tlbf;
 	SELECT tlbf_shared_create('seen', '1 hour', 1e-6, 100000);
@@ -67,6 +78,10 @@ $node->safe_psql('postgres', q{
 	INSERT INTO clicks SELECT k FROM generate_series(200002, 201000) k;
 	ROLLBACK TO SAVEPOINT s;
 	COMMIT;
+});
+$node->safe_psql('postgres', q{
+	INSERT INTO signups VALUES (1, 'ann@example.com');
+	INSERT INTO signups VALUES (2, 'ann@example.com') ON CONFLICT (email) DO NOTHING;
 });
 $node->safe_psql('other',
 	q{SELECT count(*) FROM generate_series(1, 5000) k WHERE tlbf_shared_add('seen', k)});
@@ -94,6 +109,13 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('other',
 		q{SELECT count(*) FROM generate_series(1, 5000) k WHERE NOT tlbf_shared_contains('seen', k)}),
 	'0', 'keys of another database come back in it');
+is($node->safe_psql('postgres', q{
+		SELECT tlbf_shared_contains('signups', 1), tlbf_shared_contains('signups', 2)}),
+	't|f', 'the key of a row stored comes back, not that of a row ON CONFLICT skipped');
+is($node->safe_psql('postgres', q{
+		INSERT INTO signups VALUES (2, 'bob@example.com');
+		SELECT count(*) FROM signups}),
+	'2', '... so the next row of that key is stored');
 
 # again, before any save
 $node->stop('immediate');
@@ -141,8 +163,8 @@ my ($stdout, $stderr) = run_command([
 		'pg_waldump', '-p', $node->data_dir . '/pg_wal',
 		'-s', $start_lsn, '-e', $end_lsn, '-r', 'custom128' ]);
 my @records = split /\n/, $stdout;
-is(scalar(grep { /desc: UNKNOWN \(10\)|KEYS/ } @records), 202,
-	'one KEYS record (of resource manager 128) per committing transaction that stored keys')
+is(scalar(grep { /desc: UNKNOWN \(10\)|KEYS/ } @records), 203,
+	'one KEYS record (of resource manager 128) per committing transaction that stored keys (none for the one whose row was skipped)')
 	or diag($stdout);
 cmp_ok(scalar(grep { /desc: UNKNOWN \(20\)|IMAGE/ } @records), '>=', 1,
 	'an IMAGE record after the checkpoint');
