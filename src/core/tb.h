@@ -1,0 +1,77 @@
+/*-------------------------------------------------------------------------
+ *
+ * tb.h
+ *	  Format 3's core (issue 36), beside the paper's layout (tlbf.h, formats
+ *	  1 and 2).  Pure C, like tlbf.h: no postgres.h, no allocation of its own
+ *	  (memory is a TlbfMemory), no errors raised.  The layout and how it
+ *	  works: tb_format.h.
+ *
+ * A key added at time t is found by every query at a time in [t, t + span]
+ * whose window reaches back to t, as long as the query is at or after the
+ * newest time the filter has seen minus the span.  Generations wholly
+ * older than the span before the newest time are never asked, and emptied
+ * when a generation starts (tb_retire empties them at once).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TB_H
+#define TB_H
+
+#include <stdbool.h>
+
+#include "tb_format.h"
+#include "tlbf.h"
+
+typedef struct TbParams
+{
+	TlbfTime	span;			/* microseconds, > 0 */
+	double		error_rate;		/* in [TLBF_MIN_ERROR_RATE, TLBF_MAX_ERROR_RATE] */
+	uint64_t	capacity;		/* keys per span: sizes every generation when
+								 * 'declared', else the first one's guess */
+	bool		declared;		/* the capacity is a promise, not a guess */
+	int			generations;	/* per span, 1, 3 or 7; 0: the default */
+	uint64_t	seed;
+} TbParams;
+
+/* tb_sizing.c */
+extern bool tb_check_params(TbParams *params, TlbfProblem *problem);
+extern double tb_piece_fpr(double bits_per_key, int words, int k);
+extern void tb_choose_layout(double error_rate, int generations, int *lines_per_key,
+							 int *k, double *bits_per_key);
+extern uint64_t tb_lines_for(const TbFilter *f, uint64_t keys);
+extern uint64_t tb_capacity_of(const TbFilter *f, uint64_t nlines);
+
+/* tb_create.c */
+extern void tb_init(TbFilter *f, const TbParams *params);
+
+/* tb_bands.c: the directory and its lines */
+extern TlbfStatus tb_add_band(TbFilter **f, TlbfMemory *memory, uint64_t nlines);
+extern void tb_remove_band(TbFilter *f, int index);
+extern void tb_clear_slot(TbFilter *f, int band, int slot);
+extern void tb_fold_band(TbFilter *f, int index, uint64_t divisor);
+extern uint64_t tb_generation_keys(const TbFilter *f, int64_t generation);
+
+/* tb_insert.c */
+extern TlbfStatus tb_insert(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
+							TlbfTime at);
+extern void tb_prefetch(const TbFilter *f, TlbfHash hash);
+
+/* tb_query.c */
+extern bool tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at,
+					 int64_t window);
+extern bool tb_last_seen(const TbFilter *f, TlbfHash hash, TlbfTime at,
+						 int64_t window, TlbfTime *lower, TlbfTime *upper);
+
+/* tb_retire.c */
+extern int64_t tb_oldest_kept(const TbFilter *f, TlbfTime at);
+extern int	tb_retire(TbFilter *f, TlbfTime at);
+
+/* tb_merge.c */
+extern const char *tb_merge_mismatch(const TbFilter *a, const TbFilter *b);
+extern TlbfStatus tb_union(TbFilter **dst, TlbfMemory *memory, const TbFilter *src);
+extern void tb_fold_to_fit(TbFilter *f);
+
+/* tb_validate.c */
+extern bool tb_validate(const void *buffer, size_t len, TlbfProblem *problem);
+
+#endif							/* TB_H */

@@ -1,0 +1,91 @@
+/*-------------------------------------------------------------------------
+ *
+ * tb_bits.h
+ *	  Where a key's bits lie in a band: its group of lines, from the hash's
+ *	  first half by a multiply-shift (so that folding a band of n groups
+ *	  onto n / d keeps every key's group: floor(floor(x n) / d) = floor(x n /
+ *	  d)); its k bits in the piece of its slot, from the second half alone:
+ *	  bit i in word i mod (words of a piece), at the top six bits of b
+ *	  times the i-th odd salt.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TB_BITS_H
+#define TB_BITS_H
+
+#include "tb.h"
+
+/*
+ * Fixed forever by format 3: 64 odd constants (splitmix64 from the seed
+ * "timeblks", lowest bit set).
+ */
+static const uint64_t tb_salts[TB_MAX_K] = {
+	UINT64_C(0x31983647eadace21), UINT64_C(0x56220825afce263d),
+	UINT64_C(0x89a9eec5e57a1ddd), UINT64_C(0x1fa6bb3edb212ea9),
+	UINT64_C(0x0d6c25a9bbd0ce4b), UINT64_C(0xc6a86cd49878006f),
+	UINT64_C(0xc1cd03da7bb6a4c5), UINT64_C(0xcd79d596ad329901),
+	UINT64_C(0x0ce602b2c66717eb), UINT64_C(0x6879a24619d6d61b),
+	UINT64_C(0x302741861c5ff9f5), UINT64_C(0x9ceeee8b5bfc65e9),
+	UINT64_C(0xe2df0e10291e0715), UINT64_C(0x1d8ab12211eedc75),
+	UINT64_C(0x02474e905dd06ebb), UINT64_C(0xd0bfb890bc7db711),
+	UINT64_C(0x13206f01f0527c87), UINT64_C(0xd17e0e237f5d5e5f),
+	UINT64_C(0x3266f0c4e92d139d), UINT64_C(0xd15b22565bfc4733),
+	UINT64_C(0x9057bdf145122b09), UINT64_C(0xa3bd31403e10495d),
+	UINT64_C(0xdd12ea73d8d657e1), UINT64_C(0x8953a3e5b7769449),
+	UINT64_C(0x88625bd517ca900d), UINT64_C(0xba4c3a9e12233055),
+	UINT64_C(0x7498b484511c6fe1), UINT64_C(0x4c4eb750d97b3597),
+	UINT64_C(0x704da9f1383d0b77), UINT64_C(0x97cc6d072c053407),
+	UINT64_C(0x599184beb6768553), UINT64_C(0x339097b720e206a7),
+	UINT64_C(0xf6a7abc7d923b8db), UINT64_C(0xe853fd59d8fde3c9),
+	UINT64_C(0xb43185dfdf0fa0d1), UINT64_C(0xcff6d3c42db473b5),
+	UINT64_C(0x1b6bd657374bb3ab), UINT64_C(0xa26e77d6bb290eb9),
+	UINT64_C(0xd35c90582e537b97), UINT64_C(0x41dbe0fabaff94ff),
+	UINT64_C(0x6dadef56cc762083), UINT64_C(0x0f58a7c97c835e05),
+	UINT64_C(0xee06af7e377eef53), UINT64_C(0x35d5040a8795f493),
+	UINT64_C(0xcba2dd34af05df31), UINT64_C(0x3ad1a11ac668ac49),
+	UINT64_C(0xe60b603fcf22c27f), UINT64_C(0xa483578a02f36fdd),
+	UINT64_C(0x656d3c2c5bed34c9), UINT64_C(0xc0b978a40e6934eb),
+	UINT64_C(0xc912d36a8d1a4519), UINT64_C(0x41d7d053f6412fe7),
+	UINT64_C(0x0ead26760077e6eb), UINT64_C(0x8bcd30314ec967e1),
+	UINT64_C(0x8f338db102407fb5), UINT64_C(0x120bf86a223c5c33),
+	UINT64_C(0x6f36947181f3bcf5), UINT64_C(0x4c29d5f0c79c6e6b),
+	UINT64_C(0x7b3dcb4f82aea855), UINT64_C(0xb474750dca3795a5),
+	UINT64_C(0x658f3c8ba11b3d63), UINT64_C(0x7bb63ee02f6cd043),
+	UINT64_C(0x8b5d63d6af8798d3), UINT64_C(0xf11352c96bb2d10d),
+};
+
+/* The key's bits in each word of a piece (any piece of any band). */
+static inline void
+tb_key_masks(const TbFilter *f, TlbfHash h, uint64_t masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY])
+{
+	int			words = tb_piece_words(f);
+
+	/* bit i in word i mod words, gathered in a register word by word */
+	for (int w = 0; w < words; w++)
+	{
+		uint64_t	m = 0;
+
+		for (int i = w; i < f->k; i += words)
+			m |= UINT64_C(1) << ((h.b * tb_salts[i]) >> 58);
+		masks[w] = m;
+	}
+}
+
+/* The key's group of lines in a band of 'nlines' groups. */
+static inline uint64_t
+tb_group_of(TlbfHash h, uint64_t nlines)
+{
+	return (uint64_t) (((unsigned __int128) h.a * nlines) >> 64);
+}
+
+static inline bool
+tb_piece_has(const uint64_t *piece, const uint64_t *masks, int words)
+{
+	uint64_t	missing = 0;
+
+	for (int w = 0; w < words; w++)
+		missing |= masks[w] & ~piece[w];
+	return missing == 0;
+}
+
+#endif							/* TB_BITS_H */

@@ -1,0 +1,272 @@
+/*-------------------------------------------------------------------------
+ *
+ * tb_insert.c
+ *	  Adding a key to a format 3 filter: k bits in its group's piece of the
+ *	  slot of its generation, in the newest band holding that generation;
+ *	  starting the generation, or a band for it, first if needed.
+ *
+ * Insertions may come in any order of time (an aggregate's rows do): a key
+ * goes to its own generation whatever was added before.  A key older than
+ * the span before the newest time seen is not added: no query at or after
+ * that time asks its generation.  The generations that fell out of the
+ * span are emptied when a generation starts (its slot may be theirs);
+ * until then no query asks them either.
+ *
+ * A generation needs room for as many keys as a declared capacity gives
+ * it, or else as the nearest generation the filter holds took (the one
+ * before, on a steady stream), or else the creator's guess.  It takes its
+ * slot in the newest band if that band's size is within [1/2, 17/16] of
+ * what it needs; otherwise a new band of the size it needs starts, which
+ * the next generations share.  When a generation's piece has taken a
+ * sixteenth more keys than its band was sized for, it goes on in a new
+ * band sized for a whole generation at the rate since the full piece
+ * started, a quarter more (so a rising rate keeps the error rate, at the
+ * price of another line to read until the old band's generations leave the
+ * span).  Keys are counted when they set a bit: a repeated key takes no
+ * room.  A band that would pass memory->max_bytes is not started (with
+ * memory->keep_live; without, the oldest bands make room): the generation
+ * takes its slot in the newest band whatever its size, and the error rate
+ * rises instead.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tb_bits.h"
+
+/* Keys a new generation 'g' needs room for. */
+static uint64_t
+expected_keys(const TbFilter *f, int64_t g)
+{
+	if ((f->flags & TB_DECLARED) != 0)
+		return f->capacity / f->generations + 1;
+	/* the nearest generation held, the older one first */
+	for (int64_t d = 1; d <= f->generations + 1; d++)
+	{
+		uint64_t	keys = tb_generation_keys(f, g - d);
+
+		if (keys == 0)
+			keys = tb_generation_keys(f, g + d);
+		if (keys > 0)
+			return keys;
+	}
+	/* none: the newest band's size, or the guess */
+	if (f->nbands > 0)
+		return tb_capacity_of(f, tb_bands(f)[f->nbands - 1].nlines);
+	return f->capacity / f->generations + 1;
+}
+
+static bool
+fits(const TbFilter *f, uint64_t keys, uint64_t nlines)
+{
+	uint64_t	capacity = tb_capacity_of(f, nlines);
+
+	return keys <= capacity + capacity / 16;
+}
+
+/*
+ * Keys a generation needs at the rate since its full piece (in band 'b',
+ * slot 's') started: a quarter more, at least twice the piece, at most 64
+ * times (a burst within one microsecond has no rate).
+ */
+static uint64_t
+split_keys(const TbFilter *f, const TbSlot *slot, uint64_t nlines, TlbfTime at)
+{
+	double		capacity = (double) tb_capacity_of(f, nlines);
+	double		elapsed = (double) (at - slot->started);
+	double		keys = elapsed > 0 ? slot->keys * (double) f->length / elapsed * 1.25 : 0;
+
+	if (keys > 64 * capacity)
+		keys = 64 * capacity;
+	if (keys < 2 * capacity)
+		keys = 2 * capacity;
+	return keys < (double) TLBF_MAX_CAPACITY ? (uint64_t) keys : TLBF_MAX_CAPACITY;
+}
+
+/*
+ * Append a band of 'nlines' groups (there are fewer than TB_MAX_BANDS),
+ * keeping under memory->max_bytes by dropping the oldest bands (never one
+ * holding 'g') unless memory->keep_live.
+ */
+static TlbfStatus
+start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g)
+{
+	TbFilter   *f = *fp;
+
+	while (tb_layout_bytes(f, (uint64_t) f->nbands + 1, tb_total_groups(f) + nlines) > memory->max_bytes)
+	{
+		TbBand	   *oldest = &tb_bands(f)[0];
+
+		if (f->nbands == 0 || memory->keep_live ||
+			oldest->slot[tb_slot_of(f, g)].generation == g)
+			return TLBF_OVER_LIMIT;
+		tb_remove_band(f, 0);
+	}
+	return tb_add_band(fp, memory, nlines);
+}
+
+/* Take slot 's' of the newest band for generation 'g' (the slot holds none). */
+static void
+claim(TbFilter *f, int s, int64_t g, TlbfTime at)
+{
+	TbSlot	   *slot = &tb_bands(f)[f->nbands - 1].slot[s];
+
+	slot->generation = g;
+	slot->started = at;
+	slot->keys = 0;
+}
+
+/* The slot of band 'b' whose generation contains 'at', or -1 (compared by times). */
+static inline int
+slot_holding(const TbFilter *f, const TbBand *b, TlbfTime at)
+{
+	for (int s = 0; s < tb_slots(f); s++)
+	{
+		TlbfTime	start = b->slot[s].generation * f->length;
+
+		if (b->slot[s].generation != TB_NO_GENERATION && start <= at && at - start < f->length)
+			return s;
+	}
+	return -1;
+}
+
+static inline bool
+full(const TbFilter *f, const TbBand *b, int s)
+{
+	uint64_t	capacity = tb_capacity_of(f, b->nlines);
+
+	return b->slot[s].keys >= capacity + capacity / 16;
+}
+
+/*
+ * Where a key added at 'at' goes when the newest band has no room for it:
+ * empty the generations that left the span, then find the newest band
+ * holding its generation, or start the generation, or go on in another
+ * band if its piece is full.  *band = -1: the key is older than the span.
+ */
+static TlbfStatus
+place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
+{
+	TbFilter   *f = *fp;
+	int64_t		g = tb_generation_of(at, f->length);
+	int			s = tb_slot_of(f, g);
+	int			band = -1;
+
+	*bandp = -1;
+	if (g < tb_oldest_kept(f, f->newest))
+		return TLBF_OK;
+	tb_retire(f, f->newest);
+	for (int i = f->nbands - 1; i >= 0 && band < 0; i--)
+		if (tb_bands(f)[i].slot[s].generation == g)
+			band = i;
+	if (band < 0)
+	{
+		uint64_t	keys = expected_keys(f, g);
+		TbBand	   *newest = f->nbands > 0 ? &tb_bands(f)[f->nbands - 1] : NULL;
+
+		/*
+		 * The slot holds no generation in any band: two kept generations
+		 * are fewer than 'slots' apart.  A band of another size if this
+		 * one's is not within [1/2, 17/16] of the need (and there is room
+		 * for one more).
+		 */
+		if (newest == NULL ||
+			((!fits(f, keys, newest->nlines) || tb_capacity_of(f, newest->nlines) / 2 > keys) &&
+			 f->nbands < TB_MAX_BANDS))
+		{
+			TlbfStatus	status = start_band(fp, memory, tb_lines_for(f, keys), g);
+
+			f = *fp;
+			/* no room for it: the newest band takes the generation anyway */
+			if (status != TLBF_OK && (f->nbands == 0 || status == TLBF_OUT_OF_MEMORY))
+				return status;
+		}
+		claim(f, s, g, at);
+		band = f->nbands - 1;
+	}
+	else if (full(f, &tb_bands(f)[band], s))
+	{
+		TbBand	   *b = &tb_bands(f)[band];
+
+		if (band < f->nbands - 1)
+		{
+			/* a newer band exists (another generation's split): go on there */
+			claim(f, s, g, at);
+			band = f->nbands - 1;
+		}
+		else if (f->nbands < TB_MAX_BANDS &&
+				 start_band(fp, memory,
+							tb_lines_for(f, split_keys(f, &b->slot[s], b->nlines, at)), g) == TLBF_OK)
+		{
+			/* the generation goes on in a band for the rate since */
+			f = *fp;
+			claim(f, s, g, at);
+			band = f->nbands - 1;
+		}
+		/* else no room for another band: the full piece takes the key */
+	}
+	*bandp = band;
+	*slotp = s;
+	return TLBF_OK;
+}
+
+/*
+ * Set the key's bits in piece 's' of band 'band'; count the key if one was
+ * new.  Inlined for each layout, as tb_query's body.
+ */
+static inline __attribute__((always_inline)) void
+set_bits(TbFilter *f, int band, int s, TlbfHash hash, const int piece, const int k)
+{
+	TbBand	   *b = &tb_bands(f)[band];
+	uint64_t   *words = tb_words(f) + tb_band_word(f, band) +
+		tb_group_of(hash, b->nlines) * tb_group_words(f) + (uint64_t) s * piece;
+	uint64_t	fresh = 0;
+
+	for (int w = 0; w < piece; w++)
+	{
+		uint64_t	m = 0;
+
+		for (int i = w; i < k; i += piece)
+			m |= UINT64_C(1) << ((hash.b * tb_salts[i]) >> 58);
+		fresh |= m & ~words[w];
+		words[w] |= m;
+	}
+	b->slot[s].keys = tlbf_add_saturating(b->slot[s].keys, fresh != 0);
+}
+
+TlbfStatus
+tb_insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+{
+	TbFilter   *f = *fp;
+	int			band = f->nbands - 1;
+	int			s = -1;
+	int			piece;
+
+	f->inserted = tlbf_add_saturating(f->inserted, 1);
+	if (f->newest == TLBF_NEVER || at > f->newest)
+		f->newest = at;
+	/* most keys go to a generation the newest band holds, with room */
+	if (band >= 0 && at >= f->newest - f->span)
+		s = slot_holding(f, &tb_bands(f)[band], at);
+	if (s < 0 || full(f, &tb_bands(f)[band], s))
+	{
+		TlbfStatus	status = place(fp, memory, at, &band, &s);
+
+		if (status != TLBF_OK || band < 0)
+			return status;
+		f = *fp;
+	}
+	piece = tb_piece_words(f);
+	if (piece == 2 && f->k == 8)
+		set_bits(f, band, s, hash, 2, 8);
+	else
+		set_bits(f, band, s, hash, piece, f->k);
+	return TLBF_OK;
+}
+
+/* Bring a key's group in the newest band into the cache (before inserting it). */
+void
+tb_prefetch(const TbFilter *f, TlbfHash hash)
+{
+	if (f->nbands > 0)
+		__builtin_prefetch(tb_words(f) + tb_band_word(f, f->nbands - 1) +
+						   tb_group_of(hash, tb_bands(f)[f->nbands - 1].nlines) * tb_group_words(f), 1);
+}

@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * tb_query.c
+ *	  Asking a format 3 filter for a key: its group of lines in each band
+ *	  (one band while the rate is steady), prefetched all before the first
+ *	  is read, then its piece in every slot whose generation overlaps (at -
+ *	  window, at], newest generation first.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tb_bits.h"
+
+/*
+ * The newest generation overlapping (at - window, at] whose piece holds
+ * the key, or TB_NO_GENERATION.  (Compared by times, without dividing:
+ * generation g starts at g * length, and overlaps when it starts at or
+ * before 'at' and after at - window - length.)
+ */
+static int64_t
+newest_holding(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
+{
+	const TbBand *b = tb_bands(f);
+	const uint64_t *words = tb_words(f);
+	const uint64_t *group[TB_MAX_BANDS];
+	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
+	uint64_t	word = 0;
+	uint64_t	group_words = tb_group_words(f);
+	int			slots = tb_slots(f);
+	int			piece = tb_piece_words(f);
+	TlbfTime	after = at - window - f->length;
+	int64_t		found = TB_NO_GENERATION;
+
+	for (int i = 0; i < f->nbands; i++)
+	{
+		group[i] = words + word + tb_group_of(hash, b[i].nlines) * group_words;
+		__builtin_prefetch(group[i]);
+		if (f->lines_per_key > 1)
+			__builtin_prefetch(group[i] + group_words - 1);
+		word += b[i].nlines * group_words;
+	}
+	tb_key_masks(f, hash, masks);
+	for (int i = f->nbands - 1; i >= 0; i--)
+		for (int s = 0; s < slots; s++)
+		{
+			int64_t		g = b[i].slot[s].generation;
+			TlbfTime	start = g * f->length;
+
+			if (g != TB_NO_GENERATION && g > found && start <= at && start > after &&
+				tb_piece_has(group[i] + s * piece, masks, piece))
+				found = g;
+		}
+	return found;
+}
+
+/*
+ * Was the key added within 'window' before 'at': the body, inlined for each
+ * layout below so that slots, words and k are constants and every loop
+ * unrolls (the common layout then costs a few dozen instructions).
+ */
+static inline __attribute__((always_inline)) bool
+query_layout(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
+			 const int slots, const int piece, const int k)
+{
+	const TbBand *b = tb_bands(f);
+	const uint64_t *words = tb_words(f);
+	const uint64_t *group[TB_MAX_BANDS];
+	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
+	uint64_t	group_words = (uint64_t) slots * piece;
+	uint64_t	word = 0;
+	TlbfTime	after = at - window - f->length;
+
+	for (int i = 0; i < f->nbands; i++)
+	{
+		group[i] = words + word + tb_group_of(hash, b[i].nlines) * group_words;
+		__builtin_prefetch(group[i]);
+		if (group_words > TB_LINE_WORDS)
+			__builtin_prefetch(group[i] + group_words - 1);
+		word += b[i].nlines * group_words;
+	}
+	for (int w = 0; w < piece; w++)
+	{
+		uint64_t	m = 0;
+
+		for (int i = w; i < k; i += piece)
+			m |= UINT64_C(1) << ((hash.b * tb_salts[i]) >> 58);
+		masks[w] = m;
+	}
+	for (int i = f->nbands - 1; i >= 0; i--)
+	{
+		unsigned	has = 0;
+
+		for (int s = 0; s < slots; s++)
+		{
+			uint64_t	missing = 0;
+
+			for (int w = 0; w < piece; w++)
+				missing |= masks[w] & ~group[i][s * piece + w];
+			has |= (unsigned) (missing == 0) << s;
+		}
+		/* rare for a key not added: then check the slots' generations */
+		while (has != 0)
+		{
+			int			s = __builtin_ctz(has);
+			int64_t		g = b[i].slot[s].generation;
+			TlbfTime	start = g * f->length;
+
+			/* the generation overlaps the window (compared by times) */
+			if (g != TB_NO_GENERATION && start <= at && start > after)
+				return true;
+			has &= has - 1;
+		}
+	}
+	return false;
+}
+
+/* Was the key added within 'window' (>= 0) before 'at'? */
+bool
+tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
+{
+	int			slots = tb_slots(f);
+	int			piece = tb_piece_words(f);
+
+	/* the layout at 1% (and near it) */
+	if (slots == 4 && piece == 2 && f->k == 8)
+		return query_layout(f, hash, at, window, 4, 2, 8);
+	return query_layout(f, hash, at, window, slots, piece, f->k);
+}
+
+/*
+ * When was the key last added: the interval of the newest generation that
+ * holds it, cut at 'at' and at the newest time seen.  False if none does
+ * (the key was not added within the window).
+ */
+bool
+tb_last_seen(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
+			 TlbfTime *lower, TlbfTime *upper)
+{
+	int64_t		g = newest_holding(f, hash, at, window);
+	TlbfTime	start;
+
+	if (g == TB_NO_GENERATION)
+		return false;
+	start = g * f->length;
+	*lower = start;
+	/* (start + length - 1 may pass the largest time: compare first) */
+	*upper = at - start <= f->length - 1 ? at : start + f->length - 1;
+	if (f->newest != TLBF_NEVER && f->newest < *upper)
+		*upper = f->newest;
+	return true;
+}

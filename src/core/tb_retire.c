@@ -1,0 +1,54 @@
+/*-------------------------------------------------------------------------
+ *
+ * tb_retire.c
+ *	  Emptying the generations of a format 3 filter that no query at or
+ *	  after a time can ask (those wholly older than the span before it),
+ *	  and dropping the bands left with none.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tb.h"
+
+/* The oldest generation a query at 'at' over the span may ask. */
+int64_t
+tb_oldest_kept(const TbFilter *f, TlbfTime at)
+{
+	return tb_generation_of(at - f->span, f->length);
+}
+
+/*
+ * Empty the generations older than tb_oldest_kept(f, at), and drop every
+ * band but the newest that holds none any more; 'at' becomes the newest
+ * time seen if it is newer.  Returns the generations' slots emptied.
+ */
+int
+tb_retire(TbFilter *f, TlbfTime at)
+{
+	int64_t		oldest;
+	int			emptied = 0;
+
+	if (f->newest == TLBF_NEVER || at > f->newest)
+		f->newest = at;
+	oldest = tb_oldest_kept(f, f->newest);
+	for (int i = f->nbands - 1; i >= 0; i--)
+	{
+		TbBand	   *b = &tb_bands(f)[i];
+		bool		any = false;
+
+		for (int s = 0; s < tb_slots(f); s++)
+		{
+			if (b->slot[s].generation == TB_NO_GENERATION)
+				continue;
+			if (b->slot[s].generation < oldest)
+			{
+				tb_clear_slot(f, i, s);
+				emptied++;
+			}
+			else
+				any = true;
+		}
+		if (!any && i < f->nbands - 1)
+			tb_remove_band(f, i);
+	}
+	return emptied;
+}

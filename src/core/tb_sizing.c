@@ -1,0 +1,202 @@
+/*-------------------------------------------------------------------------
+ *
+ * tb_sizing.c
+ *	  How many bits a key of a generation needs, how many it sets, how many
+ *	  lines a key's group has, and how many groups a generation of so many
+ *	  keys gets.
+ *
+ * A query asks up to generations + 1 generations (the slots), the newest
+ * of them partly filled (half, on average), so each is sized for
+ * error_rate / (slots - 1/2).  A piece of w words whose band has c bits
+ * per key holds, in a given group, j keys with probability Poisson(j;
+ * lambda = 64 w / c); a key's k bits fall k / w to a word, so a key not
+ * added is reported with probability
+ *
+ *	  sum over j of  Poisson(j; lambda) * prod over words of
+ *					 (1 - (63/64)^(j k_w))^(k_w)
+ *
+ * At 1% with three generations a span: pieces of two words (one line), k
+ * = 8, 14.9 bits per key of a generation, 19.8 per live key.  Small pieces
+ * vary more in load; where a lower error rate makes one-line pieces cost
+ * a fifth more bits than the best, a key's group has 2 or 4 lines.
+ *
+ * Sizes are rounded up to m * 2^j groups, m in 32 .. 63 (at most a
+ * thirty-second more), so that a band folds onto a half, a quarter, ... of itself
+ * exactly (tb_fold_band) and bands of one size merge by OR.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+
+#include "tb.h"
+
+double
+tb_piece_fpr(double bits_per_key, int words, int k)
+{
+	double		lambda = 64.0 * words / bits_per_key;
+	double		p = exp(-lambda);
+	double		miss = 1.0 - 1.0 / 64;
+	double		sum = 0.0;
+	int			last = (int) (lambda + 12 * sqrt(lambda) + 30);
+
+	for (int j = 0; j <= last; j++)
+	{
+		double		all = 1.0;
+
+		if (j > 0)
+			p *= lambda / j;
+		for (int w = 0; w < words; w++)
+		{
+			int			kw = k / words + (w < k % words);
+
+			if (kw > 0)
+				all *= pow(1.0 - pow(miss, (double) j * kw), kw);
+		}
+		sum += p * all;
+	}
+	return sum;
+}
+
+/* The fewest bits per key of a piece of 'words' words meeting 'target', and its k. */
+static double
+best_bits(double target, int words, int *best_k)
+{
+	double		best = INFINITY;
+	int			worse = 0;
+
+	*best_k = 1;
+	for (int k = 1; k <= TB_MAX_K && worse < 3; k++)
+	{
+		double		lo = TB_MIN_BITS_PER_KEY,
+					hi = TB_MAX_BITS_PER_KEY;
+
+		if (tb_piece_fpr(hi, words, k) > target)
+			continue;
+		for (int i = 0; i < 40; i++)
+		{
+			double		mid = (lo + hi) / 2;
+
+			if (tb_piece_fpr(mid, words, k) > target)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (hi < best)
+		{
+			best = hi;
+			*best_k = k;
+			worse = 0;
+		}
+		else
+			worse++;
+	}
+	return best;
+}
+
+/*
+ * The layout for an error rate: lines per group (the fewest within a
+ * fifth of the best bits), k and bits per key.  The last answer is kept:
+ * every filter of a table is usually made alike.
+ */
+void
+tb_choose_layout(double error_rate, int generations, int *lines_per_key, int *k,
+				 double *bits_per_key)
+{
+	static double last_rate = -1;
+	static int	last_generations,
+				last_lines,
+				last_k;
+	static double last_bits;
+	int			slots = generations + 1;
+	double		bits[3];
+	int			ks[3];
+	double		best;
+
+	if (error_rate == last_rate && generations == last_generations)
+	{
+		*lines_per_key = last_lines;
+		*k = last_k;
+		*bits_per_key = last_bits;
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		bits[i] = best_bits(error_rate / (slots - 0.5), TB_LINE_WORDS * (1 << i) / slots, &ks[i]);
+	best = fmin(bits[0], fmin(bits[1], bits[2]));
+	for (int i = 0; i < 3; i++)
+		if (bits[i] <= 1.2 * best)
+		{
+			*lines_per_key = 1 << i;
+			*k = ks[i];
+			*bits_per_key = bits[i];
+			break;
+		}
+	last_rate = error_rate;
+	last_generations = generations;
+	last_lines = *lines_per_key;
+	last_k = *k;
+	last_bits = *bits_per_key;
+}
+
+bool
+tb_check_params(TbParams *params, TlbfProblem *problem)
+{
+	problem->hint = NULL;
+	if (params->generations == 0)
+		params->generations = TB_DEFAULT_GENERATIONS;
+	if (params->span <= 0 || params->span > TLBF_MAX_SPAN)
+	{
+		problem->message = "span must be positive and at most 100 years";
+		return false;
+	}
+	if (!(params->error_rate >= TLBF_MIN_ERROR_RATE &&
+		  params->error_rate <= TLBF_MAX_ERROR_RATE))
+	{
+		problem->message = "error rate must be between 1e-9 and 0.5";
+		return false;
+	}
+	if (params->generations != 1 && params->generations != 3 && params->generations != 7)
+	{
+		problem->message = "generations per span must be 1, 3 or 7";
+		return false;
+	}
+	if (params->span < params->generations)
+	{
+		problem->message = "span must be at least one microsecond per generation";
+		return false;
+	}
+	if (params->capacity > TLBF_MAX_CAPACITY)
+	{
+		problem->message = "capacity is too large";
+		problem->hint = "The capacity is at most 2^40 keys per span.";
+		return false;
+	}
+	if (params->declared && params->capacity == 0)
+	{
+		problem->message = "a declared capacity must be positive";
+		return false;
+	}
+	return true;
+}
+
+/* Groups for 'keys' keys in a piece: at least one, rounded up to m * 2^j, m in 32 .. 63. */
+uint64_t
+tb_lines_for(const TbFilter *f, uint64_t keys)
+{
+	double		exact = ceil((double) keys * f->bits_per_key / (64.0 * tb_piece_words(f)));
+	uint64_t	n,
+				unit = 1;
+
+	if (!(exact < (double) TB_MAX_GROUP_LINES))
+		return TB_MAX_GROUP_LINES;
+	n = exact < 1 ? 1 : (uint64_t) exact;
+	while (n > 64 * unit)
+		unit *= 2;
+	/* 32 * unit < n <= 64 * unit: round up to a multiple of unit */
+	return (n + unit - 1) / unit * unit;
+}
+
+uint64_t
+tb_capacity_of(const TbFilter *f, uint64_t nlines)
+{
+	return (uint64_t) ((double) nlines * 64.0 * tb_piece_words(f) / f->bits_per_key);
+}

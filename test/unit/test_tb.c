@@ -1,0 +1,566 @@
+/*
+ * test_tb.c
+ *	  The time-blocks core (format 3, src/core/tb_*.c): no key added within
+ *	  the span is ever reported absent, whatever the stream (steady, rising
+ *	  or falling tenfold, bursts, pauses, times out of order, before 2000);
+ *	  the error rate stays within 1.1x its target from the first key; inserts
+ *	  commute and unions are exact (the same bytes as one builder) where the
+ *	  sizes agree; folding keeps every key; every state is valid, and
+ *	  damaged buffers are refused without reading outside them.
+ */
+#include <math.h>
+
+#include "harness.h"
+#include "tb.h"
+
+#define START	INT64_C(757382400000000)	/* 2024-01-01 00:00 UTC */
+
+typedef struct TbTest
+{
+	TbFilter   *f;
+	TlbfMemory	memory;
+} TbTest;
+
+static void
+tb_assert_valid(const TbFilter *f, const char *what)
+{
+	TlbfProblem problem;
+
+	if (!tb_validate(f, tb_size(f), &problem))
+		fail_msg("%s is not a valid value: %s", what, problem.message);
+}
+
+static void
+tt_create(TbTest *t, int64_t span, double error_rate, uint64_t capacity, bool declared)
+{
+	TbParams	p = {span, error_rate, capacity, declared, 0, 0};
+	TlbfProblem problem;
+
+	assert_true(tb_check_params(&p, &problem));
+	t->f = malloc(tb_lines_offset(0));
+	assert_non_null(t->f);
+	tb_init(t->f, &p);
+	t->memory.resize = heap_resize;
+	t->memory.context = NULL;
+	t->memory.allocated = tb_lines_offset(0);
+	t->memory.max_bytes = SIZE_MAX;
+	t->memory.keep_live = false;
+	tb_assert_valid(t->f, "a new filter");
+}
+
+static void
+tt_free(TbTest *t)
+{
+	free(t->f);
+	t->f = NULL;
+}
+
+static void
+tt_add(TbTest *t, uint64_t key, TlbfTime at)
+{
+	assert_int_equal(tb_insert(&t->f, &t->memory, key_hash(key), at), TLBF_OK);
+}
+
+static bool
+tt_has(const TbTest *t, uint64_t key, TlbfTime at)
+{
+	return tb_query(t->f, key_hash(key), at, t->f->span);
+}
+
+static double
+tt_fpr(const TbTest *t, TlbfTime at, long n, uint64_t *next_absent)
+{
+	long		hits = 0;
+
+	for (long i = 0; i < n; i++)
+		hits += tt_has(t, (*next_absent)++, at);
+	return (double) hits / n;
+}
+
+/* Keys within the span before 'now' that a query at now or at their time + span misses. */
+static long
+tt_false_negatives(const KeyLog *log, const TbTest *t, TlbfTime now)
+{
+	long		missed = 0;
+
+	for (size_t i = log->first; i < log->count; i++)
+	{
+		TlbfTime	added = log->times[i];
+
+		if (added < now - t->f->span || added > now)
+			continue;
+		if (!tt_has(t, log->keys[i], now) || !tt_has(t, log->keys[i], added + t->f->span))
+			missed++;
+	}
+	return missed;
+}
+
+/* A copy of a filter, with room to grow. */
+static TbFilter *
+tt_copy(const TbFilter *f, TlbfMemory *memory)
+{
+	size_t		size = tb_size(f);
+	TbFilter   *copy = malloc(size);
+
+	assert_non_null(copy);
+	memcpy(copy, f, size);
+	memory->resize = heap_resize;
+	memory->context = NULL;
+	memory->allocated = size;
+	memory->max_bytes = SIZE_MAX;
+	memory->keep_live = false;
+	return copy;
+}
+
+/* The blocks and directory sizes of two filters agree (counters aside). */
+static void
+assert_same_bits(const TbFilter *a, const TbFilter *b)
+{
+	assert_int_equal(a->nbands, b->nbands);
+	for (int i = 0; i < a->nbands; i++)
+	{
+		assert_int_equal(tb_bands(a)[i].nlines, tb_bands(b)[i].nlines);
+		for (int s = 0; s < TB_MAX_SLOTS; s++)
+			assert_int_equal(tb_bands(a)[i].slot[s].generation, tb_bands(b)[i].slot[s].generation);
+	}
+	assert_int_equal(tb_size(a), tb_size(b));
+	assert_memory_equal(tb_words(a), tb_words(b), tb_size(a) - tb_lines_offset(a->nbands));
+}
+
+/*
+ * A stream: 'phases' of (keys per span, spans), keys each added once at
+ * evenly spaced times, every key within the span checked every 'every'
+ * insertions and at the end of each phase, with the error rate of 'asked'
+ * absent keys.
+ */
+typedef struct Phase
+{
+	long		per_span;
+	double		spans;
+} Phase;
+
+static void
+run_stream(const char *name, double error_rate, uint64_t guess, const Phase *phases,
+		   int nphases, long every, double max_fpr_ratio)
+{
+	TbTest		t;
+	KeyLog		log = {0};
+	int64_t		span = 10 * MINUTE;
+	TlbfTime	at = START;
+	uint64_t	key = 0,
+				absent = ABSENT_BASE;
+
+	tt_create(&t, span, error_rate, guess, false);
+	for (int ph = 0; ph < nphases; ph++)
+	{
+		long		n = (long) (phases[ph].per_span * phases[ph].spans);
+		int64_t		gap = span / phases[ph].per_span;
+
+		for (long i = 0; i < n; i++)
+		{
+			at += gap;
+			tt_add(&t, key, at);
+			keylog_add(&log, key, at);
+			key++;
+			if (i % every == every - 1)
+			{
+				tb_assert_valid(t.f, name);
+				assert_int_equal(tt_false_negatives(&log, &t, at), 0);
+				keylog_trim(&log, at, span);
+			}
+		}
+		tb_assert_valid(t.f, name);
+		assert_int_equal(tt_false_negatives(&log, &t, at), 0);
+		{
+			double		fpr = tt_fpr(&t, at, 200000, &absent);
+
+			if (fpr > error_rate * max_fpr_ratio)
+				fail_msg("%s, phase %d: false-positive rate %.4f%% over %.2fx the target %.4f%%",
+						 name, ph, 100 * fpr, max_fpr_ratio, 100 * error_rate);
+		}
+	}
+	keylog_free(&log);
+	tt_free(&t);
+}
+
+static void
+test_steady(void **state)
+{
+	Phase		p[] = {{20000, 3}};
+
+	run_stream("steady, guess right", 0.01, 20000, p, 1, 997, 1.1);
+	run_stream("steady, guess 100x too small", 0.01, 200, p, 1, 997, 1.1);
+	run_stream("steady, 0.1%", 0.001, 20000, p, 1, 997, 1.1);
+}
+
+static void
+test_rate_changes(void **state)
+{
+	Phase		up[] = {{5000, 2}, {50000, 1.5}, {5000, 2}};
+	Phase		bursts[] = {{1000, 0.3}, {100000, 0.05}, {100, 0.5}, {50000, 0.2}, {2000, 2}};
+
+	run_stream("tenfold up and down", 0.01, 5000, up, 3, 1999, 1.1);
+
+	/*
+	 * A 500-fold burst in one generation gives it three pieces (the first
+	 * sized for the slow rate), each near the generation's share of the
+	 * error rate: 1.51% at the end of the burst, under 0.84% at the end of
+	 * every other phase (0.87% on a steady stream).
+	 */
+	run_stream("bursts", 0.01, 1000, bursts, 5, 499, 1.6);
+}
+
+/* Times out of order, pauses longer than the span, times before 2000. */
+static void
+test_any_order(void **state)
+{
+	TbTest		t;
+	KeyLog		log = {0};
+	uint64_t	rng = 42;
+	int64_t		span = HOUR;
+	TlbfTime	now = -START;
+
+	tt_create(&t, span, 0.01, 1000, false);
+	for (long i = 0; i < 200000; i++)
+	{
+		TlbfTime	at;
+
+		if (i % 50000 == 0)
+			now += 3 * span;	/* a pause: everything before expires */
+		now += (TlbfTime) (rng_next(&rng) % (2 * SECOND));
+		/* up to a span and a half back: some too old to keep */
+		at = now - (TlbfTime) (rng_next(&rng) % (3 * span / 2));
+		tt_add(&t, (uint64_t) i, at);
+		keylog_add(&log, (uint64_t) i, at);
+		if (i % 4999 == 0)
+		{
+			tb_assert_valid(t.f, "a filter fed out of order");
+			assert_int_equal(tt_false_negatives(&log, &t, t.f->newest), 0);
+		}
+	}
+	tb_assert_valid(t.f, "a filter fed out of order");
+	assert_int_equal(tt_false_negatives(&log, &t, t.f->newest), 0);
+	keylog_free(&log);
+	tt_free(&t);
+}
+
+/* Repeated keys take no room: a stream of 1,000 hot keys keeps small parts. */
+static void
+test_repeats(void **state)
+{
+	TbTest		t;
+	TlbfTime	at = START;
+
+	tt_create(&t, MINUTE, 0.01, 1000, false);
+	for (long i = 0; i < 500000; i++)
+	{
+		at += 1000;
+		tt_add(&t, (uint64_t) (i % 1000), at);
+	}
+	for (int i = 0; i < t.f->nbands; i++)
+		for (int s = 0; s < TB_MAX_SLOTS; s++)
+			assert_true(tb_bands(t.f)[i].slot[s].keys <= 1000);
+	assert_true(tb_size(t.f) < 5 * 4 * 1000 * 20 / 8);
+	for (uint64_t k = 0; k < 1000; k++)
+		assert_true(tt_has(&t, k, at));
+	tt_free(&t);
+}
+
+/* With a declared capacity, the same keys in any order give the same bytes. */
+static void
+test_inserts_commute(void **state)
+{
+	TbTest		a,
+				b;
+	long		n = 60000;
+	TlbfTime   *times = malloc(n * sizeof(TlbfTime));
+	long	   *order = malloc(n * sizeof(long));
+	uint64_t	rng = 7;
+
+	for (long i = 0; i < n; i++)
+	{
+		times[i] = START + i * (HOUR / 20000);
+		order[i] = i;
+	}
+	for (long i = n - 1; i > 0; i--)
+	{
+		long		j = (long) (rng_next(&rng) % (uint64_t) (i + 1));
+		long		x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+	tt_create(&a, HOUR, 0.01, 20000, true);
+	tt_create(&b, HOUR, 0.01, 20000, true);
+	for (long i = 0; i < n; i++)
+	{
+		tt_add(&a, (uint64_t) i, times[i]);
+		tt_add(&b, (uint64_t) order[i], times[order[i]]);
+	}
+	tb_assert_valid(b.f, "a filter fed in random order");
+	assert_same_bits(a.f, b.f);
+	free(times);
+	free(order);
+	tt_free(&a);
+	tt_free(&b);
+}
+
+/*
+ * Filters built apart over the same time range (keys split by their
+ * value, as shards are) with a declared capacity unite into the bytes of
+ * the filter built over all keys; so do filters of consecutive ranges cut
+ * at generation boundaries.
+ */
+static void
+test_exact_unions(void **state)
+{
+	TbTest		whole,
+				shard[4],
+				range[3];
+	TlbfMemory	memory;
+	TbFilter   *u;
+	long		n = 90000;
+	int64_t		gap = HOUR / 30000;
+
+	tt_create(&whole, HOUR, 0.01, 30000, true);
+	for (int s = 0; s < 4; s++)
+		tt_create(&shard[s], HOUR, 0.01, 30000, true);
+	for (int r = 0; r < 3; r++)
+		tt_create(&range[r], HOUR, 0.01, 30000, true);
+	for (long i = 0; i < n; i++)
+	{
+		TlbfTime	at = START + i * gap;
+
+		tt_add(&whole, (uint64_t) i, at);
+		tt_add(&shard[i % 4], (uint64_t) i, at);
+		/* START is a multiple of a quarter hour: cuts on generation boundaries */
+		tt_add(&range[i * 3 / n], (uint64_t) i, at);
+	}
+	u = tt_copy(shard[0].f, &memory);
+	for (int s = 1; s < 4; s++)
+	{
+		assert_null(tb_merge_mismatch(u, shard[s].f));
+		assert_int_equal(tb_union(&u, &memory, shard[s].f), TLBF_OK);
+		tb_assert_valid(u, "a union of shards");
+	}
+	assert_same_bits(whole.f, u);
+	free(u);
+
+	u = tt_copy(range[0].f, &memory);
+	for (int r = 1; r < 3; r++)
+	{
+		assert_int_equal(tb_union(&u, &memory, range[r].f), TLBF_OK);
+		tb_assert_valid(u, "a union of time ranges");
+	}
+	assert_same_bits(whole.f, u);
+	free(u);
+
+	/* a union with itself changes no bit */
+	u = tt_copy(whole.f, &memory);
+	assert_int_equal(tb_union(&u, &memory, whole.f), TLBF_OK);
+	assert_same_bits(whole.f, u);
+	free(u);
+
+	tt_free(&whole);
+	for (int s = 0; s < 4; s++)
+		tt_free(&shard[s]);
+	for (int r = 0; r < 3; r++)
+		tt_free(&range[r]);
+}
+
+/*
+ * Unions where sizes differ (each builder followed its own rate): no key
+ * of any input is lost, and the result stays valid and near its target.
+ */
+static void
+test_unions_of_other_sizes(void **state)
+{
+	TbTest		part[7];
+	TlbfMemory	memory;
+	TbFilter   *u;
+	long		n = 70000;
+	int64_t		gap = HOUR / 20000;
+	TlbfTime	end = START + n * gap;
+	uint64_t	absent = ABSENT_BASE;
+	double		fpr;
+
+	for (int p = 0; p < 7; p++)
+		tt_create(&part[p], HOUR, 0.01, 100 + 3000 * p, false);
+	for (long i = 0; i < n; i++)
+		tt_add(&part[(i * 7 / n + i) % 7], (uint64_t) i, START + i * gap);
+	u = tt_copy(part[0].f, &memory);
+	for (int p = 1; p < 7; p++)
+	{
+		assert_int_equal(tb_union(&u, &memory, part[p].f), TLBF_OK);
+		tb_assert_valid(u, "a union of filters sized apart");
+	}
+	for (long i = 0; i < n; i++)
+		if (START + i * gap >= end - HOUR)
+			assert_true(tb_query(u, key_hash((uint64_t) i), end, HOUR));
+	fpr = (double) 0;
+	for (long i = 0; i < 100000; i++)
+		fpr += tb_query(u, key_hash(absent++), end, HOUR);
+	fpr /= 100000;
+	/* seven builders' parts asked side by side: bounded, not at the target */
+	assert_true(fpr < 0.05);
+	free(u);
+	for (int p = 0; p < 7; p++)
+		tt_free(&part[p]);
+}
+
+/* Folding to fit keeps every key; folding generous parts gives back bytes. */
+static void
+test_fold_to_fit(void **state)
+{
+	TbTest		t;
+	size_t		before;
+	TlbfTime	at = START;
+
+	tt_create(&t, HOUR, 0.01, 4000000, true);	/* 50x too generous */
+	for (long i = 0; i < 60000; i++)
+	{
+		at += HOUR / 20000;
+		tt_add(&t, (uint64_t) i, at);
+	}
+	before = tb_size(t.f);
+	tb_fold_to_fit(t.f);
+	tb_assert_valid(t.f, "a folded filter");
+	assert_true(tb_size(t.f) * 8 < before);
+	for (long i = 0; i < 60000; i++)
+		if (START + (i + 1) * (HOUR / 20000) >= at - HOUR)
+			assert_true(tt_has(&t, (uint64_t) i, at));
+	tt_free(&t);
+}
+
+/*
+ * A size cap: bands that would pass it are not started (a full piece takes
+ * more keys instead: the error rate rises, no key is lost); without
+ * keep_live, the oldest bands make room for a new one.
+ */
+static void
+test_size_cap(void **state)
+{
+	TbTest		t;
+	TlbfTime	at = START;
+	TlbfTime	from;
+
+	tt_create(&t, HOUR, 0.01, 20000, false);
+	t.memory.max_bytes = 160000;
+	t.memory.keep_live = true;
+	for (long i = 0; i < 60000; i++)
+	{
+		at += HOUR / 20000;
+		tt_add(&t, (uint64_t) i, at);
+	}
+	/* ten times the rate: the generation cannot grow a band */
+	from = at;
+	for (long i = 60000; i < 260000; i++)
+	{
+		at += HOUR / 200000;
+		tt_add(&t, (uint64_t) i, at);
+		assert_true(tb_size(t.f) <= 160000);
+	}
+	tb_assert_valid(t.f, "a capped filter");
+	for (long i = 60000; i < 260000; i++)
+		assert_true(tt_has(&t, (uint64_t) i, at));
+	(void) from;
+	/* without keep_live: a new generation's band pushes the oldest out */
+	t.memory.keep_live = false;
+	for (long i = 260000; i < 300000; i++)
+	{
+		at += HOUR / 20000;
+		tt_add(&t, (uint64_t) i, at);
+		assert_true(tb_size(t.f) <= 160000);
+	}
+	tb_assert_valid(t.f, "a capped filter");
+	tt_free(&t);
+	/* a cap below one band: refused, the filter unchanged and valid */
+	tt_create(&t, HOUR, 0.01, 20000, false);
+	t.memory.max_bytes = 1000;
+	assert_int_equal(tb_insert(&t.f, &t.memory, key_hash(1), at), TLBF_OVER_LIMIT);
+	tb_assert_valid(t.f, "a filter that could not take a key");
+	tt_free(&t);
+}
+
+/* Every byte of a valid buffer changed in turn: refused or still valid, never read outside. */
+static void
+test_damage(void **state)
+{
+	TbTest		t;
+	TlbfTime	at = START;
+	uint64_t	rng = 99;
+	TlbfProblem problem;
+	size_t		size;
+	uint8_t    *copy;
+
+	tt_create(&t, MINUTE, 0.01, 100, false);
+	for (long i = 0; i < 3000; i++)
+	{
+		at += 50000;
+		tt_add(&t, (uint64_t) i, at);
+	}
+	size = tb_size(t.f);
+	copy = malloc(size);
+	for (size_t i = 0; i < 2 * tb_lines_offset(t.f->nbands); i++)
+	{
+		size_t		pos = i % tb_lines_offset(t.f->nbands);
+
+		memcpy(copy, t.f, size);
+		copy[pos] ^= (uint8_t) (1 + rng_next(&rng) % 255);
+		if (tb_validate(copy, size, &problem))
+		{
+			/* still valid: usable */
+			(void) tb_query((TbFilter *) copy, key_hash(1), at, MINUTE);
+		}
+	}
+	for (size_t len = 0; len < size; len += 7)
+		assert_false(tb_validate(t.f, len, &problem));
+	free(copy);
+	tt_free(&t);
+}
+
+static void
+test_params(void **state)
+{
+	TbParams	p = {HOUR, 0.01, 1000, false, 0, 0};
+	TlbfProblem problem;
+
+	assert_true(tb_check_params(&p, &problem));
+	assert_int_equal(p.generations, TB_DEFAULT_GENERATIONS);
+	p.generations = 2;
+	assert_false(tb_check_params(&p, &problem));
+	p.generations = 8;
+	assert_false(tb_check_params(&p, &problem));
+	p.generations = 7;
+	assert_true(tb_check_params(&p, &problem));
+	p.generations = 3;
+	p.error_rate = 0.6;
+	assert_false(tb_check_params(&p, &problem));
+	p.error_rate = 0.01;
+	p.span = 2;
+	assert_false(tb_check_params(&p, &problem));
+	p.span = HOUR;
+	p.declared = true;
+	p.capacity = 0;
+	assert_false(tb_check_params(&p, &problem));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_steady),
+		cmocka_unit_test(test_rate_changes),
+		cmocka_unit_test(test_any_order),
+		cmocka_unit_test(test_repeats),
+		cmocka_unit_test(test_inserts_commute),
+		cmocka_unit_test(test_exact_unions),
+		cmocka_unit_test(test_unions_of_other_sizes),
+		cmocka_unit_test(test_fold_to_fit),
+		cmocka_unit_test(test_size_cap),
+		cmocka_unit_test(test_damage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
