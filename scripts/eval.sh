@@ -38,7 +38,7 @@ build() {
 }
 structures=(test/eval/compare.c test/eval/streams.c test/eval/last_seen.c test/eval/structures.c
     test/eval/counting_bf.c test/eval/stable_bf.c test/eval/guarded_epoch.c
-    test/eval/continuous_bf.c test/eval/rotating_bf.c test/eval/tlbf_window.c)
+    test/eval/continuous_bf.c test/eval/rotating_bf.c test/eval/tlbf_window.c test/eval/tb_window.c)
 # the programs build side by side; any failure stops the run
 builds=()
 build paper_structure test/eval/paper_structure.c & builds+=($!)

@@ -17,7 +17,7 @@
  * reads lines_per_key lines per band.  A key sets k bits in its piece of
  * its generation's slot.  A filter has one band while the rate is steady;
  * when a generation fills up (or the rate moves the size it needs out of
- * [1/2, 17/16] of its band's), a new band of another size takes it and the
+ * [3/4, 17/16] of its band's), a new band of another size takes it and the
  * generations after it, and the old band goes once its generations have
  * left the span (until then a query reads a line of each).
  *
@@ -99,7 +99,7 @@ typedef struct TbSlot
 {
 	int64_t		generation;		/* TB_NO_GENERATION: none (all zeros then,
 								 * but for this field) */
-	TlbfTime	started;		/* time of its first key, to size a band
+	TlbfTime	started;		/* time of its earliest key, to size a band
 								 * from the rate since */
 	uint64_t	keys;			/* keys that set a bit (a repeated key sets
 								 * none); an estimate after a union */

@@ -13,16 +13,18 @@
  * until then no query asks them either.
  *
  * A generation needs room for as many keys as a declared capacity gives
- * it, or else as the nearest generation the filter holds took (the one
- * before, on a steady stream), or else the creator's guess.  It takes its
- * slot in the newest band if that band's size is within [1/2, 17/16] of
+ * it, or else as the nearest generation the filter holds took over its
+ * interval at the rate of its keys (the one before, on a steady stream; a
+ * first generation covers only part of its interval), or else the
+ * creator's guess.  It takes its
+ * slot in the newest band if that band's size is within [3/4, 17/16] of
  * what it needs; otherwise a new band of the size it needs starts, which
  * the next generations share.  When a generation's piece has taken a
  * sixteenth more keys than its band was sized for, it goes on in a new
- * band sized for a whole generation at the rate since the full piece
- * started, a quarter more (so a rising rate keeps the error rate, at the
- * price of another line to read until the old band's generations leave the
- * span).  Keys are counted when they set a bit: a repeated key takes no
+ * band sized for a whole generation at the rate since the full piece's
+ * earliest key, at least twice the piece (so a rising rate keeps the error
+ * rate, at the price of another line to read until the old band's
+ * generations leave the span).  Keys are counted when they set a bit: a repeated key takes no
  * room.  A band that would pass memory->max_bytes is not started (with
  * memory->keep_live; without, the oldest bands make room): the generation
  * takes its slot in the newest band whatever its size, and the error rate
@@ -31,6 +33,38 @@
  *-------------------------------------------------------------------------
  */
 #include "tb_bits.h"
+
+/*
+ * Keys generation 'n' would take over its whole interval at the rate of
+ * the keys it holds, over the time from its earliest key to its end (or
+ * to the newest time, for the newest generation): a filter's first
+ * generation, or one after a pause, covers only part of its interval.
+ * 0 if it holds none.
+ */
+static uint64_t
+rate_keys(const TbFilter *f, int64_t n)
+{
+	const TbBand *b = tb_bands(f);
+	int			s = tb_slot_of(f, n);
+	uint64_t	keys = 0;
+	TlbfTime	earliest = TLBF_TIME_END;
+	TlbfTime	end;
+	double		scaled;
+
+	for (int i = 0; i < f->nbands; i++)
+		if (b[i].slot[s].generation == n)
+		{
+			keys = tlbf_add_saturating(keys, b[i].slot[s].keys);
+			if (b[i].slot[s].started < earliest)
+				earliest = b[i].slot[s].started;
+		}
+	if (keys == 0)
+		return 0;
+	/* (n * length + length cannot pass the newest time unless n is its generation) */
+	end = tb_generation_of(f->newest, f->length) == n ? f->newest + 1 : n * f->length + f->length;
+	scaled = (double) keys * (double) f->length / (double) (end - earliest);
+	return scaled < (double) TLBF_MAX_CAPACITY ? (uint64_t) scaled + 1 : TLBF_MAX_CAPACITY;
+}
 
 /* Keys a new generation 'g' needs room for. */
 static uint64_t
@@ -41,10 +75,10 @@ expected_keys(const TbFilter *f, int64_t g)
 	/* the nearest generation held, the older one first */
 	for (int64_t d = 1; d <= f->generations + 1; d++)
 	{
-		uint64_t	keys = tb_generation_keys(f, g - d);
+		uint64_t	keys = rate_keys(f, g - d);
 
 		if (keys == 0)
-			keys = tb_generation_keys(f, g + d);
+			keys = rate_keys(f, g + d);
 		if (keys > 0)
 			return keys;
 	}
@@ -63,16 +97,17 @@ fits(const TbFilter *f, uint64_t keys, uint64_t nlines)
 }
 
 /*
- * Keys a generation needs at the rate since its full piece (in band 'b',
- * slot 's') started: a quarter more, at least twice the piece, at most 64
- * times (a burst within one microsecond has no rate).
+ * Keys a generation needs at the rate since its full piece's earliest key
+ * (slot 'slot' of a band of 'nlines'): at least twice the piece, so that a
+ * burst's bands grow geometrically, at most 64 times (a burst within one
+ * microsecond has no rate).
  */
 static uint64_t
 split_keys(const TbFilter *f, const TbSlot *slot, uint64_t nlines, TlbfTime at)
 {
 	double		capacity = (double) tb_capacity_of(f, nlines);
 	double		elapsed = (double) (at - slot->started);
-	double		keys = elapsed > 0 ? slot->keys * (double) f->length / elapsed * 1.25 : 0;
+	double		keys = elapsed > 0 ? slot->keys * (double) f->length / elapsed : 0;
 
 	if (keys > 64 * capacity)
 		keys = 64 * capacity;
@@ -103,6 +138,32 @@ start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g)
 	return tb_add_band(fp, memory, nlines);
 }
 
+/*
+ * Halve band 'index' while 'keys' (a generation to come) and each of its
+ * generations fit the half: a band sized for a higher rate gives its room
+ * back without a new band.
+ */
+static void
+fold_while_fits(TbFilter *f, int index, uint64_t keys)
+{
+	TbBand	   *b = &tb_bands(f)[index];
+	uint64_t	divisor = 1;
+
+	while ((b->nlines / divisor) % 2 == 0 &&
+		   keys <= tb_capacity_of(f, b->nlines / divisor / 2))
+	{
+		bool		all = true;
+
+		for (int s = 0; s < tb_slots(f); s++)
+			all &= b->slot[s].generation == TB_NO_GENERATION ||
+				fits(f, b->slot[s].keys, b->nlines / divisor / 2);
+		if (!all)
+			break;
+		divisor *= 2;
+	}
+	tb_fold_band(f, index, divisor);
+}
+
 /* Take slot 's' of the newest band for generation 'g' (the slot holds none). */
 static void
 claim(TbFilter *f, int s, int64_t g, TlbfTime at)
@@ -120,9 +181,12 @@ slot_holding(const TbFilter *f, const TbBand *b, TlbfTime at)
 {
 	for (int s = 0; s < tb_slots(f); s++)
 	{
-		TlbfTime	start = b->slot[s].generation * f->length;
+		TlbfTime	start;
 
-		if (b->slot[s].generation != TB_NO_GENERATION && start <= at && at - start < f->length)
+		if (b->slot[s].generation == TB_NO_GENERATION)
+			continue;
+		start = b->slot[s].generation * f->length;
+		if (start <= at && at - start < f->length)
 			return s;
 	}
 	return -1;
@@ -164,15 +228,19 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
 
 		/*
 		 * The slot holds no generation in any band: two kept generations
-		 * are fewer than 'slots' apart.  A band of another size if this
-		 * one's is not within [1/2, 17/16] of the need (and there is room
-		 * for one more).
+		 * are fewer than 'slots' apart.  The newest band takes it if it
+		 * fits, halved first (exactly, every generation in it kept) while
+		 * it and the band's generations fit half; else a band with a
+		 * quarter more room than it needs, so that the noise of a rate
+		 * does not start one band after another.
 		 */
-		if (newest == NULL ||
-			((!fits(f, keys, newest->nlines) || tb_capacity_of(f, newest->nlines) / 2 > keys) &&
-			 f->nbands < TB_MAX_BANDS))
+		if (newest != NULL && fits(f, keys, newest->nlines))
+			fold_while_fits(f, f->nbands - 1, keys);
+		else
 		{
-			TlbfStatus	status = start_band(fp, memory, tb_lines_for(f, keys), g);
+			uint64_t	room = keys + (newest != NULL ? keys / 4 : 0);
+			TlbfStatus	status = f->nbands < TB_MAX_BANDS ?
+				start_band(fp, memory, tb_lines_for(f, room), g) : TLBF_OVER_LIMIT;
 
 			f = *fp;
 			/* no room for it: the newest band takes the generation anyway */
@@ -213,7 +281,8 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
  * new.  Inlined for each layout, as tb_query's body.
  */
 static inline __attribute__((always_inline)) void
-set_bits(TbFilter *f, int band, int s, TlbfHash hash, const int piece, const int k)
+set_bits(TbFilter *f, int band, int s, TlbfHash hash, TlbfTime at, const int piece,
+		 const int k)
 {
 	TbBand	   *b = &tb_bands(f)[band];
 	uint64_t   *words = tb_words(f) + tb_band_word(f, band) +
@@ -230,6 +299,9 @@ set_bits(TbFilter *f, int band, int s, TlbfHash hash, const int piece, const int
 		words[w] |= m;
 	}
 	b->slot[s].keys = tlbf_add_saturating(b->slot[s].keys, fresh != 0);
+	/* (out of order: the earliest key's time, for the rate) */
+	if (at < b->slot[s].started)
+		b->slot[s].started = at;
 }
 
 TlbfStatus
@@ -256,9 +328,9 @@ tb_insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	}
 	piece = tb_piece_words(f);
 	if (piece == 2 && f->k == 8)
-		set_bits(f, band, s, hash, 2, 8);
+		set_bits(f, band, s, hash, at, 2, 8);
 	else
-		set_bits(f, band, s, hash, piece, f->k);
+		set_bits(f, band, s, hash, at, piece, f->k);
 	return TLBF_OK;
 }
 

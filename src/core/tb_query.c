@@ -43,10 +43,9 @@ newest_holding(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
 		for (int s = 0; s < slots; s++)
 		{
 			int64_t		g = b[i].slot[s].generation;
-			TlbfTime	start = g * f->length;
 
-			if (g != TB_NO_GENERATION && g > found && start <= at && start > after &&
-				tb_piece_has(group[i] + s * piece, masks, piece))
+			if (g != TB_NO_GENERATION && g > found && g * f->length <= at &&
+				g * f->length > after && tb_piece_has(group[i] + s * piece, masks, piece))
 				found = g;
 		}
 	return found;
@@ -102,10 +101,9 @@ query_layout(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
 		{
 			int			s = __builtin_ctz(has);
 			int64_t		g = b[i].slot[s].generation;
-			TlbfTime	start = g * f->length;
 
 			/* the generation overlaps the window (compared by times) */
-			if (g != TB_NO_GENERATION && start <= at && start > after)
+			if (g != TB_NO_GENERATION && g * f->length <= at && g * f->length > after)
 				return true;
 			has &= has - 1;
 		}

@@ -20,6 +20,7 @@ const WindowKind window_kinds[] = {
 	{"continuous_bf4", continuous_bf_create, true},
 	{"rotating_bf", rotating_bf_create, true},
 	{"tlbf", tlbf_window_create, true},
+	{"tlbf_format3", tb_window_create, true},
 };
 
 const int	num_window_kinds = sizeof(window_kinds) / sizeof(window_kinds[0]);

@@ -68,6 +68,7 @@ extern WindowFilter *blocked_epoch8_create(const WindowConfig *config);
 extern WindowFilter *continuous_bf_create(const WindowConfig *config);
 extern WindowFilter *rotating_bf_create(const WindowConfig *config);
 extern WindowFilter *tlbf_window_create(const WindowConfig *config);
+extern WindowFilter *tb_window_create(const WindowConfig *config);
 
 /* structures.c: the list the harness runs, in table order */
 extern const WindowKind window_kinds[];

@@ -401,8 +401,13 @@ test_unions_of_other_sizes(void **state)
 	for (long i = 0; i < 100000; i++)
 		fpr += tb_query(u, key_hash(absent++), end, HOUR);
 	fpr /= 100000;
-	/* seven builders' parts asked side by side: bounded, not at the target */
-	assert_true(fpr < 0.05);
+	/*
+	 * Seven builders, each sized for its seventh of the keys: their bands
+	 * are asked side by side and the error rates add (5.4%), no worse.
+	 * (A declared capacity gives every builder the whole's sizes:
+	 * test_exact_unions.)
+	 */
+	assert_true(fpr < 7 * 0.01 * 1.1);
 	free(u);
 	for (int p = 0; p < 7; p++)
 		tt_free(&part[p]);
