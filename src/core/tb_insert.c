@@ -32,14 +32,16 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
+
 #include "tb_bits.h"
 
 /*
  * Keys generation 'n' would take over its whole interval at the rate of
  * the keys it holds, over the time from its earliest key to its end (or
  * to the newest time, for the newest generation): a filter's first
- * generation, or one after a pause, covers only part of its interval.
- * 0 if it holds none.
+ * generation, or one after a pause, covers only part of its interval (at
+ * least a sixteenth of it is assumed).  0 if it holds none.
  */
 static uint64_t
 rate_keys(const TbFilter *f, int64_t n)
@@ -62,7 +64,8 @@ rate_keys(const TbFilter *f, int64_t n)
 		return 0;
 	/* (n * length + length cannot pass the newest time unless n is its generation) */
 	end = tb_generation_of(f->newest, f->length) == n ? f->newest + 1 : n * f->length + f->length;
-	scaled = (double) keys * (double) f->length / (double) (end - earliest);
+	/* a rate over less than 1/16 of the interval says little: at most 16 times the keys */
+	scaled = (double) keys * (double) f->length / fmax((double) (end - earliest), f->length / 16.0);
 	return scaled < (double) TLBF_MAX_CAPACITY ? (uint64_t) scaled + 1 : TLBF_MAX_CAPACITY;
 }
 
@@ -126,6 +129,9 @@ start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g)
 {
 	TbFilter   *f = *fp;
 
+	/* a band that would not fit even alone: drop nothing for it */
+	if (tb_layout_bytes(f, 1, nlines) > memory->max_bytes)
+		return TLBF_OVER_LIMIT;
 	while (tb_layout_bytes(f, (uint64_t) f->nbands + 1, tb_total_groups(f) + nlines) > memory->max_bytes)
 	{
 		TbBand	   *oldest = &tb_bands(f)[0];

@@ -15,7 +15,8 @@
  *		generation of both (keys estimated from the bits set: keys common to
  *		both count once) fits the smaller size;
  *	  - else kept as a band of its own (a query reads one more line);
- *	  - else, with TB_MAX_BANDS bands already, OR'ed into the band with
+ *	  - else, with TB_MAX_BANDS bands already or no room for one more
+ *		under memory->max_bytes, OR'ed into the band with
  *		which it shares the largest size, both folded onto it: no key is
  *		lost, the error rate rises.
  *
@@ -204,7 +205,8 @@ union_band(TbFilter **dp, TlbfMemory *memory, const TbBand *sb, const uint64_t *
 			return TLBF_OK;
 		}
 	}
-	if (d->nbands < TB_MAX_BANDS)
+	if (d->nbands < TB_MAX_BANDS &&
+		tb_layout_bytes(d, (uint64_t) d->nbands + 1, tb_total_groups(d) + sb->nlines) <= memory->max_bytes)
 	{
 		TlbfStatus	status = tb_add_band(dp, memory, sb->nlines);
 
@@ -219,7 +221,7 @@ union_band(TbFilter **dp, TlbfMemory *memory, const TbBand *sb, const uint64_t *
 				db->slot[s] = sb->slot[s];
 		return TLBF_OK;
 	}
-	/* too many bands: fold into the one sharing the largest size */
+	/* too many bands, or no room for one more: fold into the one sharing the largest size */
 	or_into(d, best, best_gcd, sb, sw, smask, set);
 	return TLBF_OK;
 }

@@ -30,67 +30,105 @@
 
 #include "tb.h"
 
+/* x^n for a small whole n (no pow: this runs in every sizing search) */
+static double
+power(double x, int n)
+{
+	double		r = 1.0;
+
+	while (n > 0)
+	{
+		if (n & 1)
+			r *= x;
+		x *= x;
+		n >>= 1;
+	}
+	return r;
+}
+
 double
 tb_piece_fpr(double bits_per_key, int words, int k)
 {
 	double		lambda = 64.0 * words / bits_per_key;
 	double		p = exp(-lambda);
-	double		miss = 1.0 - 1.0 / 64;
 	double		sum = 0.0;
 	int			last = (int) (lambda + 12 * sqrt(lambda) + 30);
+	int			kw_low = k / words,
+				high_words = k % words;
+	/* (63/64)^(j kw) for the words with kw_low and kw_low + 1 bits, by j */
+	double		q_low = power(1.0 - 1.0 / 64, kw_low),
+				q_high = q_low * (1.0 - 1.0 / 64),
+				qj_low = 1.0,
+				qj_high = 1.0;
 
 	for (int j = 0; j <= last; j++)
 	{
-		double		all = 1.0;
+		double		all;
 
 		if (j > 0)
-			p *= lambda / j;
-		for (int w = 0; w < words; w++)
 		{
-			int			kw = k / words + (w < k % words);
-
-			if (kw > 0)
-				all *= pow(1.0 - pow(miss, (double) j * kw), kw);
+			p *= lambda / j;
+			qj_low *= q_low;
+			qj_high *= q_high;
 		}
+		all = power(power(1.0 - qj_low, kw_low), words - high_words) *
+			power(power(1.0 - qj_high, kw_low + 1), high_words);
 		sum += p * all;
 	}
 	return sum;
 }
 
-/* The fewest bits per key of a piece of 'words' words meeting 'target', and its k. */
+/* The fewest bits per key a piece of 'words' words with k bits needs for 'target'. */
+static double
+bits_for_k(double target, int words, int k)
+{
+	double		lo = TB_MIN_BITS_PER_KEY,
+				hi = TB_MAX_BITS_PER_KEY;
+
+	if (tb_piece_fpr(hi, words, k) > target)
+		return INFINITY;
+	for (int i = 0; i < 32; i++)
+	{
+		double		mid = (lo + hi) / 2;
+
+		if (tb_piece_fpr(mid, words, k) > target)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/*
+ * The fewest bits per key of a piece of 'words' words meeting 'target',
+ * and its k: the bits needed are unimodal in k, so a ternary search over
+ * 1 .. TB_MAX_K finds the least.
+ */
 static double
 best_bits(double target, int words, int *best_k)
 {
-	double		best = INFINITY;
-	int			worse = 0;
+	int			lo = 1,
+				hi = TB_MAX_K;
 
-	*best_k = 1;
-	for (int k = 1; k <= TB_MAX_K && worse < 3; k++)
+	while (hi - lo > 2)
 	{
-		double		lo = TB_MIN_BITS_PER_KEY,
-					hi = TB_MAX_BITS_PER_KEY;
+		int			m1 = lo + (hi - lo) / 3,
+					m2 = hi - (hi - lo) / 3;
 
-		if (tb_piece_fpr(hi, words, k) > target)
-			continue;
-		for (int i = 0; i < 40; i++)
-		{
-			double		mid = (lo + hi) / 2;
+		double		b1 = bits_for_k(target, words, m1),
+					b2 = bits_for_k(target, words, m2);
 
-			if (tb_piece_fpr(mid, words, k) > target)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		if (hi < best)
-		{
-			best = hi;
-			*best_k = k;
-			worse = 0;
-		}
+		/* (too few bits a key reach no target at all: look at more) */
+		if (b1 <= b2 && b1 < INFINITY)
+			hi = m2;
 		else
-			worse++;
+			lo = m1;
 	}
-	return best;
+	*best_k = lo;
+	for (int k = lo + 1; k <= hi; k++)
+		if (bits_for_k(target, words, k) < bits_for_k(target, words, *best_k))
+			*best_k = k;
+	return bits_for_k(target, words, *best_k);
 }
 
 /*

@@ -23,6 +23,7 @@
 
 #include "edge_values.h"
 #include "heap_memory.h"
+#include "tb.h"
 #include "tlbf.h"
 #include "tlbf_rows.h"
 
@@ -516,11 +517,82 @@ static const uint8_t memory_models[][14] = {
 
 static const size_t memory_model_len[] = {10, 10, 10, 14, 10};
 
+/*
+ * fuzz_format3: format 3 values (several bands, after a rise of the rate
+ * and a burst; generations 1, 3, 7; error rates that take 1, 2 and 4 lines
+ * a key), each followed by a memory model and operations; and parameter
+ * bytes for a new filter (a zero length first).
+ */
+static void
+write_format3(void)
+{
+	static const double rates[] = {0.01, 0.001, 1e-6};
+	static const int generations[] = {3, 1, 7};
+	uint8_t		buffer[1 << 17];
+	int			n = 0;
+
+	for (int i = 0; i < 3; i++)
+	{
+		TbParams	p = {60 * INT64_C(1000000), rates[i], 200, false, generations[i], 7};
+		TlbfProblem problem;
+		TlbfMemory	memory = {heap_resize, NULL, 0, SIZE_MAX, false};
+		TbFilter   *f = malloc(tb_lines_offset(0));
+		TlbfTime	at = INT64_C(757382400000000);
+		size_t		len = 0,
+					size;
+		char		name[32];
+
+		if (!tb_check_params(&p, &problem))
+			fail("format 3 parameters");
+		tb_init(f, &p);
+		memory.allocated = tb_lines_offset(0);
+		for (long k = 0; k < 3000; k++)
+		{
+			/* steady, then ten times faster: a second band */
+			at += k < 1500 ? 40000 : 4000;
+			tb_insert(&f, &memory, tlbf_hash_int64(k, 0), at);
+		}
+		size = tb_size(f) - 4;
+		if (size + 64 > sizeof(buffer))
+			fail("a format 3 seed is too large");
+		buffer[len++] = (uint8_t) size;
+		buffer[len++] = (uint8_t) (size >> 8);
+		memcpy(buffer + len, (char *) f + 4, size);
+		len += size;
+		buffer[len++] = (uint8_t) (i & 1 ? 5 : 4);	/* memory model: keep_live, cap */
+		buffer[len++] = 0xff;
+		buffer[len++] = 0x0f;
+		for (int op = 0; op < 24; op++)
+		{
+			buffer[len++] = (uint8_t) (op * 37 + i);	/* the operation */
+			buffer[len++] = (uint8_t) (8 + op % 40);	/* the step: bits */
+			for (int b = 0; b < 8; b++)
+				buffer[len++] = (uint8_t) rng_next();
+		}
+		snprintf(name, sizeof(name), "value-%d", i);
+		write_file("fuzz_format3", n++, name, buffer, len);
+		free(f);
+	}
+	for (int i = 0; i < 6; i++)
+	{
+		size_t		len = 0;
+		char		name[32];
+
+		buffer[len++] = 0;
+		buffer[len++] = 0;
+		for (int b = 0; b < 48; b++)
+			buffer[len++] = (uint8_t) rng_next();
+		buffer[2] = (uint8_t) (20 + i * 4);	/* span: bits */
+		snprintf(name, sizeof(name), "new-%d", i);
+		write_file("fuzz_format3", n++, name, buffer, len);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *targets[] = {"fuzz_text", "fuzz_binary", "fuzz_deserialize", "fuzz_union", "fuzz_operations",
-	"fuzz_rows"};
+	"fuzz_rows", "fuzz_format3"};
 	char		path[512];
 	int			n = 0;
 
@@ -598,6 +670,7 @@ main(int argc, char **argv)
 	}
 
 	write_rows_seeds();
+	write_format3();
 	printf("make_corpus: %d values, %d union pairs, in %s\n", nvalues, n, out_dir);
 	for (int i = 0; i < nvalues; i++)
 		free(values[i].f);
