@@ -487,6 +487,31 @@ test_size_cap(void **state)
 	tt_free(&t);
 }
 
+/*
+ * Found by fuzz_format3: one key alone in its generation (its rate over one
+ * microsecond looked like millions), then a key of an earlier generation
+ * under a small cap without keep_live: the band sized for it could not fit
+ * even alone, yet the band holding the first key was dropped to make room
+ * before the insertion failed.  The first key must stay.
+ */
+static void
+test_cap_never_drops_for_nothing(void **state)
+{
+	TbTest		t;
+	TlbfTime	at = START + 1000 * HOUR;
+	TlbfStatus	status;
+
+	tt_create(&t, MINUTE, 0.01, 200, false);
+	tt_add(&t, 1, at);
+	t.memory.max_bytes = tb_size(t.f) + 64;
+	status = tb_insert(&t.f, &t.memory, key_hash(2), at - 41 * SECOND);
+	assert_true(status == TLBF_OK || status == TLBF_OVER_LIMIT);
+	tb_assert_valid(t.f, "a capped filter after a key of an earlier generation");
+	assert_true(tt_has(&t, 1, at));
+	assert_true(tt_has(&t, 1, at + MINUTE));
+	tt_free(&t);
+}
+
 /* Every byte of a valid buffer changed in turn: refused or still valid, never read outside. */
 static void
 test_damage(void **state)
@@ -564,6 +589,7 @@ main(void)
 		cmocka_unit_test(test_unions_of_other_sizes),
 		cmocka_unit_test(test_fold_to_fit),
 		cmocka_unit_test(test_size_cap),
+		cmocka_unit_test(test_cap_never_drops_for_nothing),
 		cmocka_unit_test(test_damage),
 	};
 
