@@ -34,7 +34,8 @@ INSERT INTO catalogue (what, query) VALUES
     ('one word too long', $$SELECT translate(encode(decode((SELECT f::text FROM valid), 'base64') || '\x0000000000000000'::bytea, 'base64'), E'\n', '')::tlbf$$),
 -- the header
     ('wrong magic number', $$SELECT craft(0, '\x00000000')::tlbf$$),
-    ('unknown format version 3', $$SELECT craft(4, '\x0300')::tlbf$$),
+    ('unknown format version 4', $$SELECT craft(4, '\x0400')::tlbf$$),
+    ('format 2 bytes as version 3', $$SELECT craft(4, '\x0300')::tlbf$$),
     ('format version 0', $$SELECT craft(4, '\x0000')::tlbf$$),
     ('unknown hash scheme', $$SELECT craft(6, '\x07')::tlbf$$),
     ('k = 0', $$SELECT craft(7, '\x00')::tlbf$$),

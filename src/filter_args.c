@@ -5,7 +5,10 @@
  *	  the core memory to grow one in.
  *
  * Every value is validated before the core reads it, wherever it came
- * from.  A TOASTed value read without modification is detoasted and
+ * from, by the core of its format: 1 and 2 (the paper's layout, tlbf.h),
+ * or 3 (tb.h).  Functions that take format 3 ask for a TlbfValue; the
+ * others get formats 1 and 2 only, and refuse a format 3 value whole
+ * (0A000) instead of reading it as another layout.  A TOASTed value read without modification is detoasted and
  * validated once per call site and query: the copy is kept in fn_extra,
  * keyed by the TOAST pointer (which names an immutable value).
  *
@@ -13,8 +16,11 @@
  */
 #include "tlbf_pg.h"
 
+#include "core/tb.h"
+
 #include "access/detoast.h"
 #include "storage/proc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 CallCache *
@@ -60,15 +66,25 @@ report_invalid(int sqlstate, TlbfValueSource source, const TlbfProblem *problem,
 			errdetail("%s.", problem->message));
 }
 
+/* Is a detoasted value of format 3?  (The version lies where every format keeps it.) */
+static bool
+is_format3(const struct varlena *value)
+{
+	return VARSIZE(value) >= offsetof(TbFilter, hash_scheme) &&
+		((const TbFilter *) value)->version == TB_FORMAT_VERSION;
+}
+
 /*
- * Validate a detoasted value in place; the core relies on word alignment.
- * NULL if it is invalid and 'escontext' took the error.
+ * Validate a detoasted value in place, by the core of its format; the cores
+ * rely on word alignment.  NULL if it is invalid and 'escontext' took the
+ * error.
  */
-static Tlbf *
+static struct varlena *
 validated_soft(struct varlena *value, int sqlstate, TlbfValueSource source,
 			   Node *escontext)
 {
 	TlbfProblem problem;
+	bool		valid;
 
 	if ((uintptr_t) value % sizeof(uint64) != 0)
 	{
@@ -77,28 +93,67 @@ validated_soft(struct varlena *value, int sqlstate, TlbfValueSource source,
 		memcpy(aligned, value, VARSIZE(value));
 		value = aligned;
 	}
-	if (!tlbf_validate(value, VARSIZE(value), &problem))
+	if (is_format3(value))
+		valid = tb_validate(value, VARSIZE(value), &problem);
+	else
+		valid = tlbf_validate(value, VARSIZE(value), &problem);
+	if (!valid)
 	{
 		report_invalid(sqlstate, source, &problem, escontext);
 		return NULL;
 	}
-	return (Tlbf *) value;
+	return value;
 }
 
-static Tlbf *
+static struct varlena *
 validated(struct varlena *value, int sqlstate, TlbfValueSource source)
 {
 	return validated_soft(value, sqlstate, source, NULL);
 }
 
 /*
- * Copy 'len' bytes of a value's payload (everything after the length word)
- * into a new varlena and validate it.  For input and receive functions:
- * NULL if it is invalid and 'escontext' took the error.
+ * A validated value of formats 1 and 2 only: the caller reads it as such.
+ * One of format 3 is refused by name of the function.
  */
-Tlbf *
-tlbf_validated_copy(const char *data, Size len, int sqlstate, TlbfValueSource source,
-					Node *escontext)
+static Tlbf *
+paper_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
+{
+	if (value != NULL && is_format3(value))
+	{
+		char	   *name = fcinfo != NULL && fcinfo->flinfo != NULL ?
+			get_func_name(fcinfo->flinfo->fn_oid) : NULL;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s does not take tlbf values of format 3 yet",
+						name != NULL ? name : "this function"),
+				 errdetail("Format 3 is in development (issue 36): tlbf_add, tlbf_contains, tlbf_retire, tlbf_union, tlbf_info and the text and binary forms take it."),
+				 errhint("Use a filter made by tlbf_create.")));
+	}
+	return (Tlbf *) value;
+}
+
+/* The parts of a validated value of any format. */
+static TlbfValue
+value_of(struct varlena *value)
+{
+	TlbfValue	v = {NULL, NULL};
+
+	if (is_format3(value))
+		v.v3 = (TbFilter *) value;
+	else
+		v.v2 = (Tlbf *) value;
+	return v;
+}
+
+/*
+ * Copy 'len' bytes of a value's payload (everything after the length word)
+ * into a new varlena and validate it, whatever its format.  For input and
+ * receive functions: NULL if it is invalid and 'escontext' took the error.
+ */
+struct varlena *
+tlbf_validated_copy_any(const char *data, Size len, int sqlstate, TlbfValueSource source,
+						Node *escontext)
 {
 	struct varlena *value;
 
@@ -116,17 +171,26 @@ tlbf_validated_copy(const char *data, Size len, int sqlstate, TlbfValueSource so
 	return validated_soft(value, sqlstate, source, escontext);
 }
 
-/*
- * A value for reading only, from its raw (possibly TOASTed) datum.  A value
- * stored out of line is fetched and checked once per call site and TOAST
- * pointer, and kept in the call site's cache (value_cache.c).
- */
+/* The same, for a caller that reads formats 1 and 2 only (an aggregate's state). */
 Tlbf *
-tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
+tlbf_validated_copy(const char *data, Size len, int sqlstate, TlbfValueSource source,
+					Node *escontext)
+{
+	return paper_layout_only(NULL, tlbf_validated_copy_any(data, len, sqlstate, source, escontext));
+}
+
+/*
+ * A value for reading only, of any format, from its raw (possibly TOASTed)
+ * datum.  A value stored out of line is fetched and checked once per call
+ * site and TOAST pointer, and kept in the call site's cache
+ * (value_cache.c).
+ */
+static struct varlena *
+readonly_any(FunctionCallInfo fcinfo, struct varlena *raw)
 {
 	struct varatt_external toast_id;
 	CallCache  *cache;
-	Tlbf	   *filter;
+	struct varlena *filter;
 	MemoryContext old;
 
 	if (!VARATT_IS_EXTERNAL_ONDISK(raw) || fcinfo->flinfo == NULL)
@@ -144,19 +208,41 @@ tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
 	return tlbf_value_cache_keep(cache->values, &toast_id, filter);
 }
 
-/* A filter argument for reading only. */
+/* The same, of formats 1 and 2 only. */
+Tlbf *
+tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
+{
+	return paper_layout_only(fcinfo, readonly_any(fcinfo, raw));
+}
+
+/* A filter argument for reading only (formats 1 and 2). */
 Tlbf *
 tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno)
 {
 	return tlbf_readonly_value(fcinfo, (struct varlena *) PG_GETARG_POINTER(argno));
 }
 
-/* A private, modifiable copy of a filter argument. */
+/* A private, modifiable copy of a filter argument (formats 1 and 2). */
 Tlbf *
 tlbf_arg_copy(FunctionCallInfo fcinfo, int argno)
 {
-	return validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
-					 ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT);
+	return paper_layout_only(fcinfo, validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
+											   ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT));
+}
+
+/* A filter argument of any format, for reading only. */
+TlbfValue
+tlbf_arg_value(FunctionCallInfo fcinfo, int argno)
+{
+	return value_of(readonly_any(fcinfo, (struct varlena *) PG_GETARG_POINTER(argno)));
+}
+
+/* A private, modifiable copy of a filter argument of any format. */
+TlbfValue
+tlbf_arg_value_copy(FunctionCallInfo fcinfo, int argno)
+{
+	return value_of(validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
+							  ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT));
 }
 
 /* Set the varlena length word from the filter's own layout. */
@@ -223,16 +309,19 @@ tlbf_check_filter_bytes(const Tlbf *f)
 		report_over_cap(tlbf_size(f));
 }
 
-/* Describe a palloc'd filter of VARSIZE bytes to the core. */
+/* Describe a palloc'd filter of VARSIZE bytes, of any format, to its core. */
 void
-tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context)
+tlbf_memory_for(TlbfMemory *memory, const void *value, MemoryContext context)
 {
 	memory->resize = resize_in_context;
 	memory->context = context;
-	memory->allocated = VARSIZE(f);
+	memory->allocated = VARSIZE(value);
 	memory->max_bytes = MaxAllocSize;
 	memory->keep_live = false;
 }
+
+static void check_status(TlbfStatus status, uint64 truncated_before, uint64 truncated_after,
+						 TlbfLimit limit);
 
 /*
  * Report what the core could not do, and warn (once per transaction) when
@@ -264,6 +353,20 @@ void
 tlbf_check_status_for(TlbfStatus status, uint64 truncated_before, const Tlbf *f,
 					  TlbfLimit limit)
 {
+	check_status(status, truncated_before, f->truncated, limit);
+}
+
+/* The same for a filter of any format, given its count of truncations after. */
+void
+tlbf_check_core_status(TlbfStatus status, uint64 truncated_before, uint64 truncated_after)
+{
+	check_status(status, truncated_before, truncated_after, TLBF_LIMIT_VALUE_SIZE);
+}
+
+static void
+check_status(TlbfStatus status, uint64 truncated_before, uint64 truncated_after,
+			 TlbfLimit limit)
+{
 	static LocalTransactionId warned_in = InvalidLocalTransactionId;
 
 	if (status == TLBF_OUT_OF_MEMORY)
@@ -277,7 +380,7 @@ tlbf_check_status_for(TlbfStatus status, uint64 truncated_before, const Tlbf *f,
 				 errmsg("tlbf filter would exceed the limit of 65536 slices") :
 				 errmsg("tlbf filter would exceed the largest value PostgreSQL stores (1GB)"),
 				 errhint_limit(limit)));
-	if (f->truncated > truncated_before && TLBF_MY_LOCAL_XID() != warned_in)
+	if (truncated_after > truncated_before && TLBF_MY_LOCAL_XID() != warned_in)
 	{
 		warned_in = TLBF_MY_LOCAL_XID();
 		ereport(WARNING,
@@ -286,7 +389,7 @@ tlbf_check_status_for(TlbfStatus status, uint64 truncated_before, const Tlbf *f,
 				 errmsg("tlbf filter reached the limit of 65536 slices and dropped unexpired slices") :
 				 errmsg("tlbf filter reached the largest value PostgreSQL stores (1GB) and dropped unexpired slices"),
 				 errdetail("Keys in the dropped slices may now be reported absent; tlbf_info() counts such slices in \"truncated\" (now " UINT64_FORMAT ").",
-						   f->truncated),
+						   truncated_after),
 				 errhint_limit(limit)));
 	}
 }

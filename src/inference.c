@@ -61,14 +61,14 @@ tlbf_check_prior(double prior)
 
 /* A window from SQL: NULL is the filter's span; longer is refused. */
 int64
-tlbf_window_arg(FunctionCallInfo fcinfo, int argno, const Tlbf *f)
+tlbf_window_arg(FunctionCallInfo fcinfo, int argno, int64 span)
 {
 	int64		within;
 
 	if (PG_ARGISNULL(argno))
-		return f->span;
+		return span;
 	within = tlbf_interval_usecs(PG_GETARG_INTERVAL_P(argno), "within");
-	if (within > f->span)
+	if (within > span)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("within must not be longer than the filter's span"),
@@ -113,7 +113,7 @@ tlbf_probability(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	f = tlbf_arg_readonly(fcinfo, 0);
 	at = tlbf_time_arg(fcinfo, 2);
-	window = tlbf_window_arg(fcinfo, 3, f);
+	window = tlbf_window_arg(fcinfo, 3, f->span);
 	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
 	if (!tlbf_key_arg_hash(fcinfo, 1, f, &hash))
 		PG_RETURN_FLOAT8(0.0);

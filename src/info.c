@@ -17,6 +17,8 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 
+#include "core/tb.h"
+
 PG_FUNCTION_INFO_V1(tlbf_info);
 PG_FUNCTION_INFO_V1(tlbf_summary);
 
@@ -65,11 +67,9 @@ append_slices(StringInfo out, const Tlbf *f, TlbfTime at)
  * (it holds no key yet, or was written before kinds were recorded).
  */
 static void
-append_key_kinds(StringInfo out, const Tlbf *f)
+append_key_kinds(StringInfo out, TlbfKeys keys, uint64 inserted)
 {
-	TlbfKeys	keys = tlbf_keys_of(f);
-
-	if (keys.fields == 0 || f->inserted == 0)
+	if (keys.fields == 0 || inserted == 0)
 	{
 		appendStringInfoString(out, "\"key_kinds\": null, ");
 		return;
@@ -119,7 +119,7 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 	initStringInfo(&out);
 	appendStringInfo(&out, "{\"version\": %u, \"hash\": \"xxh3-128\", \"seed\": " UINT64_FORMAT ", ",
 					 f->version, f->seed);
-	append_key_kinds(&out, f);
+	append_key_kinds(&out, tlbf_keys_of(f), f->inserted);
 	append_float(&out, "error_rate", f->error_rate);
 	appendStringInfoString(&out, ", ");
 	append_float(&out, "span", (double) f->span / USECS_PER_SEC);
@@ -145,13 +145,92 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data));
 }
 
+/*
+ * tlbf_info of a format 3 filter (core/tb.h): its parameters, and per band
+ * its generations, each with its start, its keys and whether a query at
+ * 'at' over the span asks it.  Its live keys are those of the generations
+ * asked, each counted once per generation it was added in.
+ */
+static Datum
+info_jsonb_format3(const TbFilter *f, TlbfTime at)
+{
+	StringInfoData out;
+	uint64		bits = (uint64) (tb_size(f) - tb_lines_offset(f->nbands)) * 8;
+	uint64		live_keys = 0;
+	TlbfTime	oldest_live = TLBF_NEVER;
+	TlbfTime	after = at - f->span - f->length;
+
+	initStringInfo(&out);
+	for (int i = 0; i < f->nbands; i++)
+		for (int s = 0; s < TB_MAX_SLOTS; s++)
+		{
+			const TbSlot *slot = &tb_bands(f)[i].slot[s];
+
+			if (slot->generation != TB_NO_GENERATION &&
+				slot->generation * f->length <= at && slot->generation * f->length > after)
+			{
+				live_keys = tlbf_add_saturating(live_keys, slot->keys);
+				if (oldest_live == TLBF_NEVER || slot->generation * f->length < oldest_live)
+					oldest_live = slot->generation * f->length;
+			}
+		}
+	appendStringInfo(&out, "{\"version\": %u, \"hash\": \"xxh3-128\", \"seed\": " UINT64_FORMAT ", ",
+					 f->version, f->seed);
+	append_key_kinds(&out, tb_keys_of(f), f->inserted);
+	append_float(&out, "error_rate", f->error_rate);
+	appendStringInfoString(&out, ", ");
+	append_float(&out, "span", (double) f->span / USECS_PER_SEC);
+	appendStringInfo(&out, ", \"generations\": %u, ", f->generations);
+	append_float(&out, "generation_length", (double) f->length / USECS_PER_SEC);
+	appendStringInfo(&out, ", \"lines_per_key\": %u, \"k\": %u, ", f->lines_per_key, f->k);
+	append_float(&out, "bits_per_key", round(f->bits_per_key * 100) / 100);
+	appendStringInfo(&out, ", \"capacity\": " UINT64_FORMAT ", \"declared\": %s",
+					 f->capacity, (f->flags & TB_DECLARED) ? "true" : "false");
+	appendStringInfo(&out, ", \"band_count\": %u, \"bits\": " UINT64_FORMAT ", \"bytes\": %u",
+					 f->nbands, bits, (unsigned) VARSIZE(f));
+	appendStringInfo(&out, ", \"inserted\": " UINT64_FORMAT ", \"live_keys\": " UINT64_FORMAT ", ",
+					 f->inserted, live_keys);
+	append_per(&out, "bits_per_live_key", bits, (double) live_keys);
+	appendStringInfoString(&out, ", ");
+	append_time(&out, "newest", f->newest);
+	appendStringInfoString(&out, ", ");
+	append_time(&out, "oldest_live", oldest_live);
+	appendStringInfo(&out, ", \"truncated\": " UINT64_FORMAT ", \"bands\": [", f->truncated);
+	for (int i = 0; i < f->nbands; i++)
+	{
+		const TbBand *b = &tb_bands(f)[i];
+		bool		first = true;
+
+		appendStringInfo(&out, "%s{\"lines\": " UINT64_FORMAT ", \"generations\": [",
+						 i == 0 ? "" : ", ", b->nlines * f->lines_per_key);
+		for (int s = 0; s < TB_MAX_SLOTS; s++)
+		{
+			const TbSlot *slot = &b->slot[s];
+
+			if (slot->generation == TB_NO_GENERATION)
+				continue;
+			appendStringInfoString(&out, first ? "{" : ", {");
+			append_time(&out, "start", slot->generation * f->length);
+			appendStringInfo(&out, ", \"keys\": " UINT64_FORMAT ", \"live\": %s}", slot->keys,
+							 slot->generation * f->length <= at &&
+							 slot->generation * f->length > after ? "true" : "false");
+			first = false;
+		}
+		appendStringInfoString(&out, "]}");
+	}
+	appendStringInfoString(&out, "]}");
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data));
+}
+
 Datum
 tlbf_info(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
 
-	PG_RETURN_DATUM(tlbf_info_jsonb(f, at));
+	if (v.v3 != NULL)
+		PG_RETURN_DATUM(info_jsonb_format3(v.v3, at));
+	PG_RETURN_DATUM(tlbf_info_jsonb(v.v2, at));
 }
 
 /*

@@ -5,6 +5,7 @@
  *
  * Values are never modified in place: tlbf_add and tlbf_retire work on a
  * copy (PostgreSQL may share an argument's memory with a table's buffer).
+ * Each takes values of format 3 too (core/tb.h), through its own core.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +13,8 @@
 
 #include "access/detoast.h"
 #include "access/xact.h"
+
+#include "core/tb.h"
 
 PG_FUNCTION_INFO_V1(tlbf_create);
 PG_FUNCTION_INFO_V1(tlbf_add);
@@ -46,6 +49,27 @@ tlbf_create(PG_FUNCTION_ARGS)
  * tlbf_add(f, item, at): a new filter that also holds item.  A NULL item or
  * time leaves the filter as it was, as the aggregate skips such rows.
  */
+/* tlbf_add for a format 3 copy: the same steps through its core. */
+static TbFilter *
+add_to_format3(FunctionCallInfo fcinfo, TbFilter *f)
+{
+	TlbfMemory	memory;
+	TlbfStatus	status;
+	TlbfHash	hash;
+	TlbfKeys	basis;
+	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
+	uint64		truncated = f->truncated;
+
+	(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(f), f->inserted > 0, true,
+									&hash, &basis);
+	tb_record_keys(f, basis);
+	tlbf_memory_for(&memory, f, CurrentMemoryContext);
+	status = tb_insert(&f, &memory, hash, at);
+	tlbf_check_core_status(status, truncated, f->truncated);
+	SET_VARSIZE(f, tb_size(f));
+	return f;
+}
+
 Datum
 tlbf_add(PG_FUNCTION_ARGS)
 {
@@ -54,6 +78,7 @@ tlbf_add(PG_FUNCTION_ARGS)
 	TlbfHash	hash;
 	TlbfTime	at;
 	uint64		truncated;
+	TlbfValue	v;
 	Tlbf	   *f;
 
 	if (PG_ARGISNULL(0))
@@ -61,7 +86,10 @@ tlbf_add(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 
-	f = tlbf_arg_copy(fcinfo, 0);
+	v = tlbf_arg_value_copy(fcinfo, 0);
+	if (v.v3 != NULL)
+		PG_RETURN_POINTER(add_to_format3(fcinfo, v.v3));
+	f = v.v2;
 	at = tlbf_insert_time_arg(fcinfo, 2);
 	hash = tlbf_key_arg_hash_for_add(fcinfo, 1, f);
 	tlbf_memory_for(&memory, f, CurrentMemoryContext);
@@ -73,29 +101,41 @@ tlbf_add(PG_FUNCTION_ARGS)
 }
 
 /*
- * Does f hold the key of argument 1, added within 'window' before at?  A
- * key that equals none of the kind f holds is not there.
+ * Does the filter hold the key of argument 1, added within 'window' before
+ * at?  A key that equals none of the kind the filter holds is not there.
  */
 static bool
-holds_key(FunctionCallInfo fcinfo, const Tlbf *f, TlbfTime at, int64 window)
+holds_key(FunctionCallInfo fcinfo, TlbfValue v, TlbfTime at, int64 window)
 {
 	TlbfHash	hash;
+	TlbfKeys	basis;
 
-	return tlbf_key_arg_hash(fcinfo, 1, f, &hash) && tlbf_query(f, hash, at, window);
+	if (v.v3 != NULL)
+		return tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
+										&hash, &basis) &&
+			tb_query(v.v3, hash, at, window);
+	return tlbf_key_arg_hash(fcinfo, 1, v.v2, &hash) && tlbf_query(v.v2, hash, at, window);
+}
+
+static int64
+span_of(TlbfValue v)
+{
+	return v.v3 != NULL ? v.v3->span : v.v2->span;
 }
 
 /*
  * tlbf_contains(f, item, at): was item added within the span before at (or
- * is it a false positive)?  A key added after 'at' may be found: the
- * filter keeps no time per key.
+ * is it a false positive)?  Of formats 1 and 2, a key added after 'at' may
+ * be found (the filter keeps no time per key); of format 3, one added in a
+ * later generation is not.
  */
 Datum
 tlbf_contains(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 
-	PG_RETURN_BOOL(holds_key(fcinfo, f, at, f->span));
+	PG_RETURN_BOOL(holds_key(fcinfo, v, at, span_of(v)));
 }
 
 /*
@@ -105,20 +145,20 @@ tlbf_contains(PG_FUNCTION_ARGS)
 Datum
 tlbf_contains_within(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
-	int64		within = tlbf_window_arg(fcinfo, 3, f);
+	int64		within = tlbf_window_arg(fcinfo, 3, span_of(v));
 
-	PG_RETURN_BOOL(holds_key(fcinfo, f, at, within));
+	PG_RETURN_BOOL(holds_key(fcinfo, v, at, within));
 }
 
 /* f @> item: contains at the transaction's start time, like now(). */
 Datum
 tlbf_contains_now(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
 
-	PG_RETURN_BOOL(holds_key(fcinfo, f, GetCurrentTransactionStartTimestamp(), f->span));
+	PG_RETURN_BOOL(holds_key(fcinfo, v, GetCurrentTransactionStartTimestamp(), span_of(v)));
 }
 
 /*
@@ -129,10 +169,23 @@ tlbf_contains_now(PG_FUNCTION_ARGS)
 Datum
 tlbf_retire(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
 	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
+	Tlbf	   *f = v.v2;
 	Tlbf	   *copy;
 
+	if (v.v3 != NULL)
+	{
+		TbFilter   *blocks;
+
+		if (!tb_retirable(v.v3, at))
+			PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+		blocks = palloc(VARSIZE(v.v3));
+		memcpy(blocks, v.v3, VARSIZE(v.v3));
+		tb_retire(blocks, at);
+		SET_VARSIZE(blocks, tb_size(blocks));
+		PG_RETURN_POINTER(blocks);
+	}
 	if (tlbf_retirable_slices(f, at) == 0)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	copy = palloc(VARSIZE(f));
@@ -144,7 +197,8 @@ tlbf_retire(PG_FUNCTION_ARGS)
 
 /*
  * The value's header and slice directory, validated, without its bits: a
- * TOASTed filter is fetched (and decompressed) only as far as needed.
+ * TOASTed filter is fetched (and decompressed) only as far as needed.  NULL
+ * for a value of format 3.
  */
 static Tlbf *
 directory_of(Datum value)
@@ -154,6 +208,10 @@ directory_of(Datum value)
 	struct varlena *prefix = PG_DETOAST_DATUM_SLICE(value, 0, wanted - VARHDRSZ);
 	TlbfProblem problem;
 
+	/* format 3: NULL, for the caller to read it whole */
+	if (VARSIZE(prefix) >= offsetof(Tlbf, hash_scheme) &&
+		((Tlbf *) prefix)->version == TB_FORMAT_VERSION)
+		return NULL;
 	/* with the header at hand, fetch the directory it announces */
 	if (VARSIZE(prefix) == sizeof(Tlbf))
 	{
@@ -179,8 +237,11 @@ directory_of(Datum value)
 Datum
 tlbf_retirable(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = directory_of(PG_GETARG_DATUM(0));
 	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
+	Tlbf	   *f = directory_of(PG_GETARG_DATUM(0));
 
+	/* (format 3 is read whole: its directory says nothing without its size checked) */
+	if (f == NULL)
+		PG_RETURN_BOOL(tb_retirable(tlbf_arg_value(fcinfo, 0).v3, at));
 	PG_RETURN_BOOL(tlbf_retirable_slices(f, at) > 0);
 }

@@ -729,7 +729,7 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
 	f = open_with_key(fcinfo, name, NULL, &ref, &from_saved, &hash, &possible);
 	/* (an error releases the filter's locks with the transaction) */
-	window = tlbf_window_arg(fcinfo, 3, f);
+	window = tlbf_window_arg(fcinfo, 3, f->span);
 	if (possible && committed_pending(&ref, name, from_saved, hash, at, window, &pending_at))
 		p = 1.0;
 	else

@@ -62,9 +62,9 @@ typedef struct CallCache
 
 /* value_cache.c */
 extern MemoryContext tlbf_value_cache_memory(ValueCache **cache, MemoryContext parent);
-extern Tlbf *tlbf_value_cache_find(ValueCache *cache, const struct varatt_external *id);
-extern Tlbf *tlbf_value_cache_keep(ValueCache *cache, const struct varatt_external *id,
-								   Tlbf *filter);
+extern struct varlena *tlbf_value_cache_find(ValueCache *cache, const struct varatt_external *id);
+extern struct varlena *tlbf_value_cache_keep(ValueCache *cache, const struct varatt_external *id,
+											 struct varlena *filter);
 
 /* filter_args.c */
 
@@ -85,17 +85,30 @@ typedef enum TlbfLimit
 	TLBF_LIMIT_SLICES			/* the format's 65536 slices, in a union */
 } TlbfLimit;
 
+/* A validated value of either layout: exactly one of the two is set. */
+typedef struct TlbfValue
+{
+	Tlbf	   *v2;				/* formats 1 and 2 (core/tlbf.h) */
+	struct TbFilter *v3;		/* format 3 (core/tb.h) */
+} TlbfValue;
+
 extern CallCache *tlbf_call_cache(FunctionCallInfo fcinfo);
 extern Tlbf *tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw);
+extern TlbfValue tlbf_arg_value(FunctionCallInfo fcinfo, int argno);
+extern TlbfValue tlbf_arg_value_copy(FunctionCallInfo fcinfo, int argno);
+extern struct varlena *tlbf_validated_copy_any(const char *data, Size len, int sqlstate,
+											   TlbfValueSource source, Node *escontext);
 extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
 								 TlbfValueSource source, Node *escontext);
 extern Size tlbf_filter_bytes_cap(void);
 extern void tlbf_check_filter_bytes(const Tlbf *f);
-extern void tlbf_memory_for(TlbfMemory *memory, Tlbf *f, MemoryContext context);
+extern void tlbf_memory_for(TlbfMemory *memory, const void *value, MemoryContext context);
 extern void tlbf_check_status(TlbfStatus status, uint64 truncated_before,
 							  const Tlbf *f);
+extern void tlbf_check_core_status(TlbfStatus status, uint64 truncated_before,
+								   uint64 truncated_after);
 extern void tlbf_check_status_for(TlbfStatus status, uint64 truncated_before,
 								  const Tlbf *f, TlbfLimit limit);
 extern void tlbf_set_length(Tlbf *f);
@@ -119,7 +132,7 @@ extern Datum tlbf_info_jsonb(const Tlbf *f, TlbfTime at);
 extern bool *tlbf_inference_scratch(const Tlbf *f);
 extern Datum tlbf_time_range(TlbfTime lower, TlbfTime upper);
 extern double tlbf_check_prior(double prior);
-extern int64 tlbf_window_arg(FunctionCallInfo fcinfo, int argno, const Tlbf *f);
+extern int64 tlbf_window_arg(FunctionCallInfo fcinfo, int argno, int64 span);
 
 /* union.c */
 extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);

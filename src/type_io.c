@@ -81,22 +81,31 @@ tlbf_in(PG_FUNCTION_ARGS)
 	int			len;
 	char	   *decoded = tlbf_base64_decode(PG_GETARG_CSTRING(0), &len, "tlbf",
 											 fcinfo->context);
-	Tlbf	   *f;
+	struct varlena *f;
 
 	/* (bad input is reported softly where the caller asks: pg_input_is_valid) */
 	if (decoded == NULL)
 		return (Datum) 0;
-	f = tlbf_validated_copy(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION, TLBF_VALUE_TEXT_INPUT,
-							fcinfo->context);
+	f = tlbf_validated_copy_any(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION,
+								TLBF_VALUE_TEXT_INPUT, fcinfo->context);
 	if (f == NULL)
 		return (Datum) 0;
 	PG_RETURN_POINTER(f);
 }
 
+/* A value argument of any format, validated: the forms below are its bytes. */
+static struct varlena *
+value_arg(FunctionCallInfo fcinfo, int argno)
+{
+	TlbfValue	v = tlbf_arg_value(fcinfo, argno);
+
+	return v.v2 != NULL ? (struct varlena *) v.v2 : (struct varlena *) v.v3;
+}
+
 Datum
 tlbf_out(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	struct varlena *f = value_arg(fcinfo, 0);
 
 	PG_RETURN_CSTRING(tlbf_base64_encode(VARDATA(f), VARSIZE(f) - VARHDRSZ));
 }
@@ -108,15 +117,15 @@ tlbf_recv(PG_FUNCTION_ARGS)
 	int			len = buf->len - buf->cursor;
 	const char *data = pq_getmsgbytes(buf, len);
 
-	PG_RETURN_POINTER(tlbf_validated_copy(data, len,
-										  ERRCODE_INVALID_BINARY_REPRESENTATION,
-										  TLBF_VALUE_BINARY_INPUT, NULL));
+	PG_RETURN_POINTER(tlbf_validated_copy_any(data, len,
+											  ERRCODE_INVALID_BINARY_REPRESENTATION,
+											  TLBF_VALUE_BINARY_INPUT, NULL));
 }
 
 Datum
 tlbf_send(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	struct varlena *f = value_arg(fcinfo, 0);
 	StringInfoData buf;
 
 	pq_begintypsend(&buf);
@@ -128,7 +137,7 @@ tlbf_send(PG_FUNCTION_ARGS)
 Datum
 tlbf_to_bytea(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	struct varlena *f = value_arg(fcinfo, 0);
 	Size		len = VARSIZE(f) - VARHDRSZ;
 	bytea	   *result = palloc(VARHDRSZ + len);
 
@@ -146,7 +155,7 @@ tlbf_from_bytea(PG_FUNCTION_ARGS)
 {
 	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
 
-	PG_RETURN_POINTER(tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
-										  ERRCODE_INVALID_BINARY_REPRESENTATION,
-										  TLBF_VALUE_BYTEA_CAST, NULL));
+	PG_RETURN_POINTER(tlbf_validated_copy_any(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
+											  ERRCODE_INVALID_BINARY_REPRESENTATION,
+											  TLBF_VALUE_BYTEA_CAST, NULL));
 }

@@ -11,6 +11,8 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "core/tb.h"
+
 PG_FUNCTION_INFO_V1(tlbf_union);
 
 static char *
@@ -141,15 +143,58 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 }
 
 /*
+ * The union of two format 3 filters (core/tb.h): a copy of the first, the
+ * second's bands OR'ed or folded into it, or kept beside its own.
+ */
+static TbFilter *
+union_format3(const TbFilter *a, const TbFilter *b)
+{
+	const char *differs = tb_merge_mismatch(a, b);
+	TbFilter   *out;
+	TlbfMemory	memory;
+	TlbfStatus	status;
+	uint64		truncated;
+
+	if (a->span != b->span)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot merge tlbf filters with different span"),
+				 errdetail("One remembers keys for %s, the other for %s.",
+						   span_text(a->span), span_text(b->span))));
+	if (differs != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot merge these tlbf filters of format 3"),
+				 errdetail("%s.", differs)));
+	out = palloc(VARSIZE(a));
+	memcpy(out, a, VARSIZE(a));
+	truncated = tlbf_add_saturating(a->truncated, b->truncated);
+	tlbf_memory_for(&memory, out, CurrentMemoryContext);
+	status = tb_union(&out, &memory, b);
+	tlbf_check_core_status(status, truncated, out->truncated);
+	SET_VARSIZE(out, tb_size(out));
+	return out;
+}
+
+/*
  * tlbf_union(a, b), a || b: every key either filter holds, at any time.
- * Filters must share their span and hash scheme.
+ * Filters must share their span and hash scheme, and their format.
  */
 Datum
 tlbf_union(PG_FUNCTION_ARGS)
 {
 	const Tlbf *inputs[2];
+	TlbfValue	a = tlbf_arg_value(fcinfo, 0);
+	TlbfValue	b = tlbf_arg_value(fcinfo, 1);
 
-	inputs[0] = tlbf_arg_readonly(fcinfo, 0);
-	inputs[1] = tlbf_arg_readonly(fcinfo, 1);
+	if (a.v3 != NULL && b.v3 != NULL)
+		PG_RETURN_POINTER(union_format3(a.v3, b.v3));
+	if (a.v3 != NULL || b.v3 != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot merge a tlbf filter of format 3 with one of format 1 or 2"),
+				 errdetail("The two formats lay out their bits differently.")));
+	inputs[0] = a.v2;
+	inputs[1] = b.v2;
 	PG_RETURN_POINTER(tlbf_merge_values(inputs, 2));
 }

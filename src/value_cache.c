@@ -37,7 +37,7 @@ typedef struct CacheKey
 typedef struct CachedValue
 {
 	CacheKey	key;			/* first: the hash table's key */
-	Tlbf	   *filter;
+	struct varlena *filter;		/* validated, of any format */
 	Size		bytes;
 	dlist_node	recency;		/* in ValueCache.recency */
 } CachedValue;
@@ -86,7 +86,7 @@ key_of(const struct varatt_external *id)
 }
 
 /* The filter cached for this TOAST pointer, or NULL. */
-Tlbf *
+struct varlena *
 tlbf_value_cache_find(ValueCache *cache, const struct varatt_external *id)
 {
 	CacheKey	key = key_of(id);
@@ -122,8 +122,8 @@ evict(ValueCache *cache, Size limit)
  * Keep 'filter', detoasted into tlbf_value_cache_memory(), for this TOAST
  * pointer; returns it.
  */
-Tlbf *
-tlbf_value_cache_keep(ValueCache *cache, const struct varatt_external *id, Tlbf *filter)
+struct varlena *
+tlbf_value_cache_keep(ValueCache *cache, const struct varatt_external *id, struct varlena *filter)
 {
 	CacheKey	key = key_of(id);
 	bool		found;

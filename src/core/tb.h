@@ -43,6 +43,8 @@ extern uint64_t tb_capacity_of(const TbFilter *f, uint64_t nlines);
 
 /* tb_create.c */
 extern void tb_init(TbFilter *f, const TbParams *params);
+extern TlbfKeys tb_keys_of(const TbFilter *f);
+extern void tb_record_keys(TbFilter *f, TlbfKeys keys);
 
 /* tb_bands.c: the directory and its lines */
 extern TlbfStatus tb_add_band(TbFilter **f, TlbfMemory *memory, uint64_t nlines);
@@ -65,6 +67,7 @@ extern bool tb_last_seen(const TbFilter *f, TlbfHash hash, TlbfTime at,
 /* tb_retire.c */
 extern int64_t tb_oldest_kept(const TbFilter *f, TlbfTime at);
 extern int	tb_retire(TbFilter *f, TlbfTime at);
+extern bool tb_retirable(const TbFilter *f, TlbfTime at);
 
 /* tb_merge.c */
 extern const char *tb_merge_mismatch(const TbFilter *a, const TbFilter *b);

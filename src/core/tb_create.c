@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * tb_create.c
- *	  A new, empty format 3 filter: its header alone, no band.
+ *	  A new, empty format 3 filter: its header alone, no band; and the kind
+ *	  of key it records (as formats 1 and 2: keys.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -34,4 +35,25 @@ tb_init(TbFilter *f, const TbParams *params)
 	f->flags = params->declared ? TB_DECLARED : 0;
 	f->seed = params->seed;
 	f->newest = TLBF_NEVER;
+}
+
+/* The kind of key the filter records (fields 0: none yet); its tag is the seed. */
+TlbfKeys
+tb_keys_of(const TbFilter *f)
+{
+	TlbfKeys	keys = {f->key_fields, f->key_kinds, f->seed};
+
+	return keys;
+}
+
+/* Record the kind of the first key: a filter that holds keys keeps its own. */
+void
+tb_record_keys(TbFilter *f, TlbfKeys keys)
+{
+	if (f->inserted == 0)
+	{
+		f->key_fields = keys.fields;
+		f->key_kinds = keys.kinds;
+		f->seed = keys.tag;
+	}
 }

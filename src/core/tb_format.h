@@ -85,14 +85,17 @@ typedef struct TbFilter
 	uint64_t	capacity;		/* keys per span: a promise every generation
 								 * is sized from (TB_DECLARED), or else the
 								 * first generation's guess */
-	uint64_t	seed;			/* hash seed; filters merge only if equal */
+	uint64_t	seed;			/* hash seed, and the key's tag (TlbfKeys);
+								 * filters merge only if equal */
 	TlbfTime	newest;			/* latest time seen, TLBF_NEVER if none */
-	uint16_t	key_fields;		/* as Tlbf's (TlbfKeys) */
+	uint16_t	key_fields;		/* as Tlbf's: the kind of key, recorded with
+								 * the first (its tag is the seed) */
 	uint8_t		k;				/* bits a key sets in its piece */
 	uint8_t		flags;			/* TB_DECLARED; other bits zero */
 	uint32_t	key_kinds;
-	uint64_t	key_tag;
 	uint64_t	inserted;		/* insertions ever made (summed by a union) */
+	uint64_t	truncated;		/* bands holding generations within the span
+								 * dropped to stay under a size cap */
 } TbFilter;
 
 typedef struct TbSlot

@@ -139,6 +139,8 @@ start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g)
 		if (f->nbands == 0 || memory->keep_live ||
 			oldest->slot[tb_slot_of(f, g)].generation == g)
 			return TLBF_OVER_LIMIT;
+		/* (tb_insert emptied the generations that left the span: it held live ones) */
+		f->truncated = tlbf_add_saturating(f->truncated, 1);
 		tb_remove_band(f, 0);
 	}
 	return tb_add_band(fp, memory, nlines);
@@ -236,15 +238,18 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
 		 * The slot holds no generation in any band: two kept generations
 		 * are fewer than 'slots' apart.  The newest band takes it if it
 		 * fits, halved first (exactly, every generation in it kept) while
-		 * it and the band's generations fit half; else a band with a
-		 * quarter more room than it needs, so that the noise of a rate
-		 * does not start one band after another.
+		 * it and the band's generations fit half; else a band with room
+		 * for the noise of its count as well (3 / sqrt(keys) more, at most
+		 * a quarter), so that a rate's noise does not start one band
+		 * after another.
 		 */
 		if (newest != NULL && fits(f, keys, newest->nlines))
 			fold_while_fits(f, f->nbands - 1, keys);
 		else
 		{
-			uint64_t	room = keys + (newest != NULL ? keys / 4 : 0);
+			/* (the rate's noise: three standard deviations of a Poisson count) */
+			double		headroom = newest != NULL ? fmin(0.25, 3 / sqrt((double) keys)) : 0;
+			uint64_t	room = keys + (uint64_t) (keys * headroom);
 			TlbfStatus	status = f->nbands < TB_MAX_BANDS ?
 				start_band(fp, memory, tb_lines_for(f, room), g) : TLBF_OVER_LIMIT;
 

@@ -37,8 +37,6 @@
 const char *
 tb_merge_mismatch(const TbFilter *a, const TbFilter *b)
 {
-	TlbfKeys	ka = {a->key_fields, a->key_kinds, a->key_tag};
-	TlbfKeys	kb = {b->key_fields, b->key_kinds, b->key_tag};
 	TlbfKeys	joined;
 
 	if (a->span != b->span || a->generations != b->generations)
@@ -46,9 +44,14 @@ tb_merge_mismatch(const TbFilter *a, const TbFilter *b)
 	if (a->error_rate != b->error_rate || a->bits_per_key != b->bits_per_key ||
 		a->k != b->k || a->lines_per_key != b->lines_per_key)
 		return "the filters have different error rates";
-	if (a->hash_scheme != b->hash_scheme || a->seed != b->seed)
+	if (a->hash_scheme != b->hash_scheme)
+		return "the filters hash keys differently";
+	/* a filter that holds no key yet takes the other's kind and seed */
+	if (a->inserted == 0 || b->inserted == 0)
+		return NULL;
+	if (a->seed != b->seed)
 		return "the filters hash keys differently (different seeds)";
-	if (!tlbf_keys_join(ka, kb, &joined))
+	if (!tlbf_keys_join(tb_keys_of(a), tb_keys_of(b), &joined))
 		return "the filters hold keys of different kinds";
 	return NULL;
 }
@@ -234,19 +237,23 @@ TlbfStatus
 tb_union(TbFilter **dp, TlbfMemory *memory, const TbFilter *src)
 {
 	TbFilter   *d = *dp;
-	TlbfKeys	kd = {d->key_fields, d->key_kinds, d->key_tag};
-	TlbfKeys	ks = {src->key_fields, src->key_kinds, src->key_tag};
 	TlbfKeys	joined;
 	const TbBand *sb = tb_bands(src);
 	const uint64_t *words = tb_words(src);
 	uint64_t	word = 0;
 	int64_t		oldest;
 
-	if (tlbf_keys_join(kd, ks, &joined))
+	if (d->inserted == 0)
+	{
+		/* holding no key yet (so no bit), it takes the other's kind and seed */
+		d->key_fields = src->key_fields;
+		d->key_kinds = src->key_kinds;
+		d->seed = src->seed;
+	}
+	else if (src->inserted > 0 && tlbf_keys_join(tb_keys_of(d), tb_keys_of(src), &joined))
 	{
 		d->key_fields = joined.fields;
 		d->key_kinds = joined.kinds;
-		d->key_tag = joined.tag;
 	}
 	if (d->capacity != src->capacity || d->flags != src->flags)
 	{
@@ -256,6 +263,7 @@ tb_union(TbFilter **dp, TlbfMemory *memory, const TbFilter *src)
 			d->capacity = src->capacity;
 	}
 	d->inserted = tlbf_add_saturating(d->inserted, src->inserted);
+	d->truncated = tlbf_add_saturating(d->truncated, src->truncated);
 	if (src->newest != TLBF_NEVER)
 		tb_retire(d, src->newest);
 	if (d->newest == TLBF_NEVER)

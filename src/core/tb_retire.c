@@ -52,3 +52,28 @@ tb_retire(TbFilter *f, TlbfTime at)
 	}
 	return emptied;
 }
+
+/* Would tb_retire(f, at) empty a generation or drop a band? */
+bool
+tb_retirable(const TbFilter *f, TlbfTime at)
+{
+	int64_t		oldest = tb_oldest_kept(f, f->newest == TLBF_NEVER || at > f->newest ? at : f->newest);
+
+	for (int i = 0; i < f->nbands; i++)
+	{
+		const TbBand *b = &tb_bands(f)[i];
+		bool		any = false;
+
+		for (int s = 0; s < tb_slots(f); s++)
+		{
+			if (b->slot[s].generation == TB_NO_GENERATION)
+				continue;
+			if (b->slot[s].generation < oldest)
+				return true;
+			any = true;
+		}
+		if (!any && i < f->nbands - 1)
+			return true;
+	}
+	return false;
+}

@@ -32,7 +32,7 @@ valid_time(TlbfTime t)
 static bool
 validate_header(const TbFilter *f, TlbfProblem *problem)
 {
-	TlbfKeys	keys = {f->key_fields, f->key_kinds, f->key_tag};
+	TlbfKeys	keys = tb_keys_of(f);
 
 	if (f->magic != TLBF_MAGIC)
 		return fail(problem, "Not a tlbf value (bad magic number)");

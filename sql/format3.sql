@@ -1,0 +1,125 @@
+-- Format 3 (issue 36, in development): values of the one-line layout
+-- (docs/format.md), made by its core and given here in their text form, go
+-- through the text and binary forms and tlbf_add, tlbf_contains,
+-- tlbf_retire, tlbf_retirable, tlbf_union and tlbf_info; every other
+-- function refuses them (0A000) instead of reading them as another layout.
+SET TimeZone = 'UTC';
+
+-- Empty filters of format 3: span 1 hour (twice: 2 hours), 1%, a guess of
+-- 1,000 keys (a declared capacity of 30,000).
+CREATE TABLE empty3 (name text, f tlbf);
+INSERT INTO empty3 VALUES
+('hour', 'VExCRgMAAQEDAAAAAKST1gAAAAAAjIZHAAAAAHsUrkfheoQ/AADGjle/LUDoAwAAAAAAAAAAAAAAAAAAAAAAAAAAAIAAAAgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=='),
+('two hours', 'VExCRgMAAQEDAAAAAEgnrQEAAAAAGA2PAAAAAHsUrkfheoQ/AADGjle/LUDoAwAAAAAAAAAAAAAAAAAAAAAAAAAAAIAAAAgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=='),
+('declared', 'VExCRgMAAQEDAAAAAKST1gAAAAAAjIZHAAAAAHsUrkfheoQ/AADGjle/LUAwdQAAAAAAAAAAAAAAAAAAAAAAAAAAAIAAAAgBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==');
+
+SELECT name, tlbf_info(f)->'version' AS version, tlbf_info(f)->'generations' AS generations,
+       tlbf_info(f)->'k' AS k, tlbf_info(f)->'bytes' AS bytes, tlbf_info(f)->'declared' AS declared
+FROM empty3 ORDER BY name;
+
+-- Three hours of keys, one every 2 seconds (5,400), into the hour filter.
+CREATE TABLE stream3 AS
+SELECT g AS key, '2024-01-01 00:00+00'::timestamptz + g * interval '2 seconds' AS at
+FROM generate_series(1, 5400) g;
+CREATE TABLE filter3 (f tlbf);
+DO $$
+DECLARE
+    f tlbf := (SELECT f FROM empty3 WHERE name = 'hour');
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM stream3 ORDER BY at LOOP
+        f := tlbf_add(f, r.key, r.at);
+    END LOOP;
+    INSERT INTO filter3 VALUES (f);
+END $$;
+
+-- Every key of the last hour is found, at the end and at its time plus the
+-- span; the error rate of 20,000 keys never added is near its target.
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, '2024-01-01 03:00+00')) AS missed_at_end,
+       count(*) FILTER (WHERE NOT tlbf_contains(f, key, at + interval '1 hour')) AS missed_at_expiry
+FROM filter3, stream3 WHERE at >= '2024-01-01 02:00+00';
+SELECT count(*) FILTER (WHERE tlbf_contains(f, g, '2024-01-01 03:00+00')) BETWEEN 20 AND 220 AS near_one_percent
+FROM filter3, generate_series(1000001, 1020000) g;
+-- a window of 10 minutes: the keys of the last 10 minutes, and not those
+-- an hour old (their generation ended 40 minutes before)
+SELECT tlbf_contains(f, 5400, '2024-01-01 03:00+00', '10 minutes') AS newest,
+       tlbf_contains(f, 3600, '2024-01-01 03:00+00', '10 minutes') AS hour_old
+FROM filter3;
+SELECT tlbf_contains(f, 5400, '2024-01-01 03:00+00', '2 hours') FROM filter3;
+
+-- The kind of key is recorded with the first key, as in format 2: text
+-- that reads as the filter's integers is found, other text refused.
+SELECT tlbf_contains(f, '5400'::text, '2024-01-01 03:00+00') AS text_key,
+       tlbf_info(f)->'key_kinds' AS key_kinds FROM filter3;
+SELECT tlbf_contains(f, 'x'::text, '2024-01-01 03:00+00') FROM filter3;
+
+-- tlbf_info: three generations a span of 600 keys each (and the key at
+-- 03:00, the newest generation's first), the oldest asked starting an hour
+-- before 03:00; one band, of 22.2 bits per live key (sized for 600 keys and
+-- their noise, 3 / sqrt(600) more).
+SELECT tlbf_info(f, '2024-01-01 03:00+00')->'live_keys' AS live_keys,
+       tlbf_info(f, '2024-01-01 03:00+00')->>'oldest_live' AS oldest_live,
+       tlbf_info(f)->'band_count' AS bands,
+       (tlbf_info(f, '2024-01-01 03:00+00')->'bits_per_live_key')::float8 BETWEEN 15 AND 23 AS bits_per_key
+FROM filter3;
+
+-- The text, binary and bytea forms carry the bytes unchanged.
+SELECT f::text::tlbf::bytea = f::bytea AS text_round_trip,
+       f::bytea::tlbf::bytea = f::bytea AS bytea_round_trip,
+       length(f::bytea) + 4 = (tlbf_info(f)->'bytes')::int AS bytes
+FROM filter3;
+
+-- Damaged values are refused, whole: cut short, nine bands, a generation
+-- far in the future (the first slot's, bytes 100 to 107), a version no
+-- reader knows.
+SELECT substr(f::text, 1, 200)::tlbf FROM filter3;
+SELECT set_byte(f::bytea, 10, 9)::tlbf FROM filter3;
+SELECT set_byte(f::bytea, 106, 127)::tlbf FROM filter3;
+SELECT set_byte(f::bytea, 4, 4)::tlbf FROM filter3;
+SELECT substr(f::bytea, 1, 200)::tlbf FROM filter3;
+
+-- tlbf_retire: nothing to retire at the newest time (the same value), the
+-- generations older than the span two hours on; answers after that time
+-- do not change.
+SELECT tlbf_retirable(f, '2024-01-01 03:00+00') AS now_retirable,
+       tlbf_retire(f, '2024-01-01 03:00+00')::bytea = f::bytea AS unchanged,
+       tlbf_retirable(f, '2024-01-01 05:00+00') AS later_retirable,
+       tlbf_info(tlbf_retire(f, '2024-01-01 05:00+00'))->'band_count' AS bands_left,
+       tlbf_contains(tlbf_retire(f, '2024-01-01 03:30+00'), 5400, '2024-01-01 03:30+00') AS still_found
+FROM filter3;
+
+-- tlbf_union: the keys split in two by parity, built apart with the
+-- declared capacity, unite into the bytes of one filter of all the keys.
+CREATE TABLE shards3 (part int, f tlbf);
+DO $$
+DECLARE
+    whole tlbf := (SELECT f FROM empty3 WHERE name = 'declared');
+    odd tlbf := whole;
+    even tlbf := whole;
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM stream3 WHERE at < '2024-01-01 01:00+00' ORDER BY at LOOP
+        whole := tlbf_add(whole, r.key, r.at);
+        IF r.key % 2 = 0 THEN even := tlbf_add(even, r.key, r.at);
+        ELSE odd := tlbf_add(odd, r.key, r.at); END IF;
+    END LOOP;
+    INSERT INTO shards3 VALUES (0, whole), (1, odd), (2, even);
+END $$;
+-- (one band each: its lines start at byte 320 of the value, 316 of its bytes)
+SELECT tlbf_info(w.f)->'band_count' AS bands, tlbf_info(tlbf_union(o.f, e.f))->'band_count' AS union_bands,
+       substr(tlbf_union(o.f, e.f)::bytea, 317) = substr(w.f::bytea, 317) AS same_bits_as_one_builder,
+       length(tlbf_union(o.f, e.f)::bytea) = length(w.f::bytea) AS same_size,
+       (SELECT count(*) FROM stream3 WHERE at < '2024-01-01 01:00+00'
+        AND NOT tlbf_contains(tlbf_union(o.f, e.f), key, '2024-01-01 01:00+00')) AS missed
+FROM shards3 w, shards3 o, shards3 e WHERE w.part = 0 AND o.part = 1 AND e.part = 2;
+
+-- Unions refused: another span, another format.
+SELECT tlbf_union(a.f, b.f) FROM empty3 a, empty3 b WHERE a.name = 'hour' AND b.name = 'two hours';
+SELECT tlbf_union(f, tlbf_create('1 hour')) FROM filter3;
+
+-- Every other function refuses a value of format 3 (0A000), by name.
+SELECT tlbf_summary(f) FROM filter3;
+SELECT tlbf_last_seen(f, 5400, '2024-01-01 03:00+00') FROM filter3;
+SELECT tlbf_union_agg(f) FROM filter3;
+
+DROP TABLE empty3, stream3, filter3, shards3;
