@@ -17,7 +17,7 @@
 # without it, it is skipped, and the summary at the end says so.
 #
 #   scripts/bench.sh                 every benchmark (make bench)
-#   scripts/bench.sh NAME...         those only: core contains aggregates
+#   scripts/bench.sh NAME...         those only: core contains contains_formats aggregates
 #                                    agg_order agg_one_span agg_grouped citus
 #                                    agg_plans dedup recency recency_join shared
 set -euo pipefail
@@ -65,7 +65,8 @@ echo "make bench: $("$PG_CONFIG" --version), a private copy ($PG_CONFIG);" \
 
 out=$(mktemp /tmp/tlbf-bench.XXXXXX)
 hex=$(mktemp /tmp/tlbf-bench-filter.XXXXXX)
-trap 'rm -f "$out" "$hex"' EXIT
+formats=$(mktemp /tmp/tlbf-bench-formats.XXXXXX)
+trap 'rm -f "$out" "$hex" "$formats"' EXIT
 sections=()
 
 only=" $* "
@@ -88,6 +89,19 @@ section core "core (C): tlbf against a plain Bloom filter with the same bits and
 build/bench/make_filter 1000000 >"$hex"
 section contains "SQL: a 1M-item filter read from a table, 5M probes" \
     env TLBF_FILTER_HEX="$hex" scripts/cluster.sh psql -X -q -v ON_ERROR_STOP=1 -f test/bench/sql_contains.sql
+
+# filters of format 2 and 3 holding 1M and 30M keys, as COPY lines (ids 21, 31, 22, 32)
+contains_formats() {
+    for n in 1000000 30000000; do
+        for format in 2 3; do
+            printf '%s%s\t' "$format" "$([ $n = 1000000 ] && echo 1 || echo 2)"
+            build/bench/make_filter $n 0.01 $format base64
+        done
+    done >"$formats"
+    scripts/cluster.sh psql -X -q -v ON_ERROR_STOP=1 -f test/bench/sql_contains_formats.sql <"$formats"
+}
+section contains_formats "SQL: tlbf_contains on filters of format 2 and 3, 1M and 30M keys (issue 36)" \
+    contains_formats
 
 section aggregates "SQL: aggregates (tlbf_agg against hll_add_agg; parallel against serial)" \
     scripts/cluster.sh psql -X -q -v ON_ERROR_STOP=1 -f test/bench/sql_aggregates.sql
