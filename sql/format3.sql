@@ -1,8 +1,9 @@
 -- Format 3 (issue 36, in development): values of the one-line layout
 -- (docs/format.md), made by its core and given here in their text form, go
 -- through the text and binary forms and tlbf_add, tlbf_contains,
--- tlbf_retire, tlbf_retirable, tlbf_union and tlbf_info; every other
--- function refuses them (0A000) instead of reading them as another layout.
+-- tlbf_retire, tlbf_retirable, tlbf_union, tlbf_info and tlbf_last_seen;
+-- every other function refuses them (0A000) instead of reading them as
+-- another layout.
 SET TimeZone = 'UTC';
 
 -- Empty filters of format 3: span 1 hour (twice: 2 hours), 1%, a guess of
@@ -117,9 +118,16 @@ FROM shards3 w, shards3 o, shards3 e WHERE w.part = 0 AND o.part = 1 AND e.part 
 SELECT tlbf_union(a.f, b.f) FROM empty3 a, empty3 b WHERE a.name = 'hour' AND b.name = 'two hours';
 SELECT tlbf_union(f, tlbf_create('1 hour')) FROM filter3;
 
+-- tlbf_last_seen: the generation (20 minutes) in which a key was last
+-- added, cut at 'at'; NULL for a key not added.
+SELECT tlbf_last_seen(f, 5400, '2024-01-01 03:00+00') AS newest_key,
+       tlbf_last_seen(f, 4000, '2024-01-01 03:00+00') AS older_key,
+       tlbf_last_seen(f, 1000001, '2024-01-01 03:00+00') AS not_added
+FROM filter3;
+
 -- Every other function refuses a value of format 3 (0A000), by name.
 SELECT tlbf_summary(f) FROM filter3;
-SELECT tlbf_last_seen(f, 5400, '2024-01-01 03:00+00') FROM filter3;
+SELECT tlbf_probability(f, 5400, '2024-01-01 03:00+00', NULL, 0.5) FROM filter3;
 SELECT tlbf_union_agg(f) FROM filter3;
 
 DROP TABLE empty3, stream3, filter3, shards3;

@@ -8,9 +8,11 @@
  * from, by the core of its format: 1 and 2 (the paper's layout, tlbf.h),
  * or 3 (tb.h).  Functions that take format 3 ask for a TlbfValue; the
  * others get formats 1 and 2 only, and refuse a format 3 value whole
- * (0A000) instead of reading it as another layout.  A TOASTed value read without modification is detoasted and
- * validated once per call site and query: the copy is kept in fn_extra,
- * keyed by the TOAST pointer (which names an immutable value).
+ * (0A000) instead of reading it as another layout.
+ *
+ * A TOASTed value read without modification is detoasted and validated
+ * once per call site and query: the copy is kept in fn_extra, keyed by the
+ * TOAST pointer (which names an immutable value).
  *
  *-------------------------------------------------------------------------
  */
@@ -127,7 +129,7 @@ paper_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s does not take tlbf values of format 3 yet",
 						name != NULL ? name : "this function"),
-				 errdetail("Format 3 is in development (issue 36): tlbf_add, tlbf_contains, tlbf_retire, tlbf_union, tlbf_info and the text and binary forms take it."),
+				 errdetail("Format 3 is in development (issue 36): tlbf_add, tlbf_contains, tlbf_retire, tlbf_union, tlbf_info, tlbf_last_seen and the text and binary forms take it."),
 				 errhint("Use a filter made by tlbf_create.")));
 	}
 	return (Tlbf *) value;

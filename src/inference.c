@@ -10,6 +10,8 @@
  */
 #include "tlbf_pg.h"
 
+#include "core/tb.h"
+
 #include <math.h>
 
 #include "catalog/pg_type.h"
@@ -78,17 +80,30 @@ tlbf_window_arg(FunctionCallInfo fcinfo, int argno, int64 span)
 
 /*
  * tlbf_last_seen(f, item, at): the interval in which item was last added,
- * NULL if the filter says it was not added within the span before at.
+ * NULL if the filter says it was not added within the span before at.  Of
+ * format 3, the interval of a generation (a third of the span), cut at
+ * 'at' and at the newest insertion.
  */
 Datum
 tlbf_last_seen_range(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
+	Tlbf	   *f = v.v2;
 	TlbfTime	at = tlbf_time_arg(fcinfo, 2);
 	TlbfTime	lower,
 				upper;
 	TlbfHash	hash;
+	TlbfKeys	basis;
 
+	/* format 3: the interval of the newest generation that holds it */
+	if (v.v3 != NULL)
+	{
+		if (!tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
+									  &hash, &basis) ||
+			!tb_last_seen(v.v3, hash, at, v.v3->span, &lower, &upper))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(tlbf_time_range(lower, upper));
+	}
 	if (!tlbf_key_arg_hash(fcinfo, 1, f, &hash) ||
 		!tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper))
 		PG_RETURN_NULL();

@@ -45,10 +45,6 @@ tlbf_create(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(f);
 }
 
-/*
- * tlbf_add(f, item, at): a new filter that also holds item.  A NULL item or
- * time leaves the filter as it was, as the aggregate skips such rows.
- */
 /* tlbf_add for a format 3 copy: the same steps through its core. */
 static TbFilter *
 add_to_format3(FunctionCallInfo fcinfo, TbFilter *f)
@@ -70,6 +66,10 @@ add_to_format3(FunctionCallInfo fcinfo, TbFilter *f)
 	return f;
 }
 
+/*
+ * tlbf_add(f, item, at): a new filter that also holds item.  A NULL item or
+ * time leaves the filter as it was, as the aggregate skips such rows.
+ */
 Datum
 tlbf_add(PG_FUNCTION_ARGS)
 {
