@@ -225,13 +225,17 @@ union_band(TbFilter **dp, TlbfMemory *memory, const TbBand *sb, const uint64_t *
 		return TLBF_OK;
 	}
 	/* too many bands, or no room for one more: fold into the one sharing the largest size */
+	if (best < 0)
+		return TLBF_OVER_LIMIT;	/* no band at all, and no room for one */
 	or_into(d, best, best_gcd, sb, sw, smask, set);
 	return TLBF_OK;
 }
 
 /*
  * dst |= src (tb_merge_mismatch(dst, src) must be NULL; src is not dst).
- * Grows dst through 'memory'; on failure dst holds a part of src's keys.
+ * Grows dst through 'memory'; on failure (TLBF_OUT_OF_MEMORY, or
+ * TLBF_OVER_LIMIT when dst has no band and one would not fit under
+ * memory->max_bytes) dst holds a part of src's keys.
  */
 TlbfStatus
 tb_union(TbFilter **dp, TlbfMemory *memory, const TbFilter *src)

@@ -512,6 +512,37 @@ test_cap_never_drops_for_nothing(void **state)
 	tt_free(&t);
 }
 
+/*
+ * Found in review: a union into a filter with no band, under a cap too small
+ * for the other's band, had no band to fold into (and read before the
+ * directory): refused, the filter valid.
+ */
+static void
+test_union_into_empty_under_cap(void **state)
+{
+	TbTest		empty,
+				full;
+	TlbfTime	at = START;
+
+	tt_create(&empty, MINUTE, 0.01, 100, false);
+	tt_create(&full, MINUTE, 0.01, 100, false);
+	for (long i = 0; i < 1000; i++)
+	{
+		at += 10000;
+		tt_add(&full, (uint64_t) i, at);
+	}
+	empty.memory.max_bytes = tb_lines_offset(1);
+	assert_int_equal(tb_union(&empty.f, &empty.memory, full.f), TLBF_OVER_LIMIT);
+	tb_assert_valid(empty.f, "an empty filter after a refused union");
+	empty.memory.max_bytes = SIZE_MAX;
+	assert_int_equal(tb_union(&empty.f, &empty.memory, full.f), TLBF_OK);
+	tb_assert_valid(empty.f, "an empty filter after a union");
+	for (long i = 1000 - 500; i < 1000; i++)
+		assert_true(tt_has(&empty, (uint64_t) i, at));
+	tt_free(&empty);
+	tt_free(&full);
+}
+
 /* Every byte of a valid buffer changed in turn: refused or still valid, never read outside. */
 static void
 test_damage(void **state)
@@ -590,6 +621,7 @@ main(void)
 		cmocka_unit_test(test_fold_to_fit),
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_cap_never_drops_for_nothing),
+		cmocka_unit_test(test_union_into_empty_under_cap),
 		cmocka_unit_test(test_damage),
 	};
 
