@@ -181,7 +181,7 @@ matrix:
 	scripts/matrix.sh $(PG_CONFIGS)
 
 # --- benchmark programs -----------------------------------------------------
-BENCH_TOOLS = build/bench/core_bench build/bench/make_filter build/bench/layout_bench
+BENCH_TOOLS = build/bench/core_bench build/bench/make_filter build/bench/layout_bench build/bench/union_bench
 
 build/bench/%: test/bench/%.c $(CORE_SRCS) $(CORE_HEADERS) test/heap_memory.h test/bench/bench_timing.h
 	@mkdir -p $(dir $@)

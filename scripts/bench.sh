@@ -17,7 +17,7 @@
 # without it, it is skipped, and the summary at the end says so.
 #
 #   scripts/bench.sh                 every benchmark (make bench)
-#   scripts/bench.sh NAME...         those only: core contains contains_formats aggregates
+#   scripts/bench.sh NAME...         those only: core unions contains contains_formats aggregates
 #                                    agg_order agg_one_span agg_grouped citus
 #                                    agg_plans dedup recency recency_join shared
 set -euo pipefail
@@ -85,6 +85,9 @@ section() {
 
 section core "core (C): tlbf against a plain Bloom filter with the same bits and k" \
     build/bench/core_bench
+
+section unions "core (C): unions of format 3 filters built apart, against one built over all keys" \
+    build/bench/union_bench
 
 build/bench/make_filter 1000000 >"$hex"
 section contains "SQL: a 1M-item filter read from a table, 5M probes" \
