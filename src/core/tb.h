@@ -7,10 +7,11 @@
  *	  works: tb_format.h.
  *
  * A key added at time t is found by every query at a time in [t, t + span]
- * whose window reaches back to t, as long as the query is at or after the
- * newest time the filter has seen minus the span.  Generations wholly
- * older than the span before the newest time are never asked, and emptied
- * when a generation starts (tb_retire empties them at once).
+ * whose window reaches back to t, as long as t is within the span before
+ * the newest time the filter has seen (an insertion or a retirement at a
+ * later time makes older keys expire).  Generations wholly older than the
+ * span before the newest time are never asked, and emptied when a
+ * generation starts (tb_retire empties them at once).
  *
  *-------------------------------------------------------------------------
  */
