@@ -122,23 +122,24 @@ split_keys(const TbFilter *f, const TbSlot *slot, uint64_t nlines, TlbfTime at)
 /*
  * Append a band of 'nlines' groups (there are fewer than TB_MAX_BANDS),
  * keeping under memory->max_bytes by dropping the oldest bands (never one
- * holding 'g') unless memory->keep_live.
+ * holding 'g', nor any after it) unless memory->keep_live; nothing is
+ * dropped unless dropping makes room.
  */
 static TlbfStatus
 start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g)
 {
 	TbFilter   *f = *fp;
+	int			droppable = 0;
+	uint64_t	groups = tb_total_groups(f);
 
-	/* a band that would not fit even alone: drop nothing for it */
-	if (tb_layout_bytes(f, 1, nlines) > memory->max_bytes)
+	/* the oldest bands that may go, and whether their going makes room */
+	while (droppable < f->nbands && !memory->keep_live &&
+		   tb_bands(f)[droppable].slot[tb_slot_of(f, g)].generation != g)
+		groups -= tb_bands(f)[droppable++].nlines;
+	if (tb_layout_bytes(f, (uint64_t) (f->nbands - droppable) + 1, groups + nlines) > memory->max_bytes)
 		return TLBF_OVER_LIMIT;
 	while (tb_layout_bytes(f, (uint64_t) f->nbands + 1, tb_total_groups(f) + nlines) > memory->max_bytes)
 	{
-		TbBand	   *oldest = &tb_bands(f)[0];
-
-		if (f->nbands == 0 || memory->keep_live ||
-			oldest->slot[tb_slot_of(f, g)].generation == g)
-			return TLBF_OVER_LIMIT;
 		/* (tb_insert emptied the generations that left the span: it held live ones) */
 		f->truncated = tlbf_add_saturating(f->truncated, 1);
 		tb_remove_band(f, 0);
@@ -271,16 +272,33 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
 			claim(f, s, g, at);
 			band = f->nbands - 1;
 		}
-		else if (f->nbands < TB_MAX_BANDS &&
-				 start_band(fp, memory,
-							tb_lines_for(f, split_keys(f, &b->slot[s], b->nlines, at)), g) == TLBF_OK)
+		else if (f->nbands < TB_MAX_BANDS)
 		{
-			/* the generation goes on in a band for the rate since */
-			f = *fp;
-			claim(f, s, g, at);
-			band = f->nbands - 1;
+			uint64_t	nlines = tb_lines_for(f, split_keys(f, &b->slot[s], b->nlines, at));
+
+			/* (b is not read past here: start_band may drop bands and move them) */
+			if (start_band(fp, memory, nlines, g) == TLBF_OK)
+			{
+				/* the generation goes on in a band for the rate since */
+				f = *fp;
+				claim(f, s, g, at);
+				band = f->nbands - 1;
+			}
+			else
+			{
+				/*
+				 * No room for another band: the full piece takes the key,
+				 * wherever it is now (older bands may have gone for the
+				 * cap; never one holding g).
+				 */
+				f = *fp;
+				band = -1;
+				for (int i = f->nbands - 1; i >= 0 && band < 0; i--)
+					if (tb_bands(f)[i].slot[s].generation == g)
+						band = i;
+			}
 		}
-		/* else no room for another band: the full piece takes the key */
+		/* else (TB_MAX_BANDS) the full piece takes the key */
 	}
 	*bandp = band;
 	*slotp = s;
