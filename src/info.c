@@ -108,6 +108,19 @@ append_live_keys(StringInfo out, const TlbfStats *stats)
 	append_per(out, "bits_per_live_key", stats->bits, stats->live_keys);
 }
 
+/* The first fields of tlbf_info(), the same for every format. */
+static void
+append_opening(StringInfo out, unsigned version, uint64 seed, TlbfKeys keys, uint64 inserted,
+			   double error_rate, int64 span)
+{
+	appendStringInfo(out, "{\"version\": %u, \"hash\": \"xxh3-128\", \"seed\": " UINT64_FORMAT ", ",
+					 version, seed);
+	append_key_kinds(out, keys, inserted);
+	append_float(out, "error_rate", error_rate);
+	appendStringInfoString(out, ", ");
+	append_float(out, "span", (double) span / USECS_PER_SEC);
+}
+
 /* The jsonb tlbf_info() returns for a filter (with its length word set). */
 Datum
 tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
@@ -117,12 +130,7 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 
 	tlbf_stats(f, at, &stats);
 	initStringInfo(&out);
-	appendStringInfo(&out, "{\"version\": %u, \"hash\": \"xxh3-128\", \"seed\": " UINT64_FORMAT ", ",
-					 f->version, f->seed);
-	append_key_kinds(&out, tlbf_keys_of(f), f->inserted);
-	append_float(&out, "error_rate", f->error_rate);
-	appendStringInfoString(&out, ", ");
-	append_float(&out, "span", (double) f->span / USECS_PER_SEC);
+	append_opening(&out, f->version, f->seed, tlbf_keys_of(f), f->inserted, f->error_rate, f->span);
 	appendStringInfo(&out, ", \"k\": %u, \"l\": %u, \"capacity\": " UINT64_FORMAT,
 					 f->k, f->l, f->capacity);
 	appendStringInfo(&out, ", \"slice_count\": %u, \"live_slices\": %u",
@@ -174,12 +182,7 @@ info_jsonb_format3(const TbFilter *f, TlbfTime at)
 					oldest_live = slot->generation * f->length;
 			}
 		}
-	appendStringInfo(&out, "{\"version\": %u, \"hash\": \"xxh3-128\", \"seed\": " UINT64_FORMAT ", ",
-					 f->version, f->seed);
-	append_key_kinds(&out, tb_keys_of(f), f->inserted);
-	append_float(&out, "error_rate", f->error_rate);
-	appendStringInfoString(&out, ", ");
-	append_float(&out, "span", (double) f->span / USECS_PER_SEC);
+	append_opening(&out, f->version, f->seed, tb_keys_of(f), f->inserted, f->error_rate, f->span);
 	appendStringInfo(&out, ", \"generations\": %u, ", f->generations);
 	append_float(&out, "generation_length", (double) f->length / USECS_PER_SEC);
 	appendStringInfo(&out, ", \"lines_per_key\": %u, \"k\": %u, ", f->lines_per_key, f->k);

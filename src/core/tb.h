@@ -36,7 +36,6 @@ typedef struct TbParams
 
 /* tb_sizing.c */
 extern bool tb_check_params(TbParams *params, TlbfProblem *problem);
-extern double tb_piece_fpr(double bits_per_key, int words, int k);
 extern void tb_choose_layout(double error_rate, int generations, int *lines_per_key,
 							 int *k, double *bits_per_key);
 extern uint64_t tb_lines_for(const TbFilter *f, uint64_t keys);
@@ -52,7 +51,6 @@ extern TlbfStatus tb_add_band(TbFilter **f, TlbfMemory *memory, uint64_t nlines)
 extern void tb_remove_band(TbFilter *f, int index);
 extern void tb_clear_slot(TbFilter *f, int band, int slot);
 extern void tb_fold_band(TbFilter *f, int index, uint64_t divisor);
-extern uint64_t tb_generation_keys(const TbFilter *f, int64_t generation);
 
 /* tb_insert.c */
 extern TlbfStatus tb_insert(TbFilter **f, TlbfMemory *memory, TlbfHash hash,

@@ -134,17 +134,3 @@ tb_fold_band(TbFilter *f, int index, uint64_t divisor)
 	memmove(words + folded * group, words + b->nlines * group, after * sizeof(uint64_t));
 	b->nlines = folded;
 }
-
-/* Keys of a generation, over every band holding it (saturating). */
-uint64_t
-tb_generation_keys(const TbFilter *f, int64_t generation)
-{
-	const TbBand *b = tb_bands(f);
-	int			s = tb_slot_of(f, generation);
-	uint64_t	keys = 0;
-
-	for (int i = 0; i < f->nbands; i++)
-		if (b[i].slot[s].generation == generation)
-			keys = tlbf_add_saturating(keys, b[i].slot[s].keys);
-	return keys;
-}

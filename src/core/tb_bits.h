@@ -54,18 +54,19 @@ static const uint64_t tb_salts[TB_MAX_K] = {
 	UINT64_C(0x8b5d63d6af8798d3), UINT64_C(0xf11352c96bb2d10d),
 };
 
-/* The key's bits in each word of a piece (any piece of any band). */
-static inline void
-tb_key_masks(const TbFilter *f, TlbfHash h, uint64_t masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY])
+/*
+ * The key's bits in each of the 'piece' words of a piece (any piece of any
+ * band): bit i in word i mod piece, gathered in a register word by word.
+ * Always inlined, so that callers passing constants get unrolled loops.
+ */
+static inline __attribute__((always_inline)) void
+tb_key_masks(TlbfHash h, int piece, int k, uint64_t *masks)
 {
-	int			words = tb_piece_words(f);
-
-	/* bit i in word i mod words, gathered in a register word by word */
-	for (int w = 0; w < words; w++)
+	for (int w = 0; w < piece; w++)
 	{
 		uint64_t	m = 0;
 
-		for (int i = w; i < f->k; i += words)
+		for (int i = w; i < k; i += piece)
 			m |= UINT64_C(1) << ((h.b * tb_salts[i]) >> 58);
 		masks[w] = m;
 	}
@@ -78,7 +79,7 @@ tb_group_of(TlbfHash h, uint64_t nlines)
 	return (uint64_t) (((unsigned __int128) h.a * nlines) >> 64);
 }
 
-static inline bool
+static inline __attribute__((always_inline)) bool
 tb_piece_has(const uint64_t *piece, const uint64_t *masks, int words)
 {
 	uint64_t	missing = 0;

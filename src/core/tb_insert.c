@@ -316,16 +316,14 @@ set_bits(TbFilter *f, int band, int s, TlbfHash hash, TlbfTime at, const int pie
 	TbBand	   *b = &tb_bands(f)[band];
 	uint64_t   *words = tb_words(f) + tb_band_word(f, band) +
 		tb_group_of(hash, b->nlines) * tb_group_words(f) + (uint64_t) s * piece;
+	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
 	uint64_t	fresh = 0;
 
+	tb_key_masks(hash, piece, k, masks);
 	for (int w = 0; w < piece; w++)
 	{
-		uint64_t	m = 0;
-
-		for (int i = w; i < k; i += piece)
-			m |= UINT64_C(1) << ((hash.b * tb_salts[i]) >> 58);
-		fresh |= m & ~words[w];
-		words[w] |= m;
+		fresh |= masks[w] & ~words[w];
+		words[w] |= masks[w];
 	}
 	b->slot[s].keys = tlbf_add_saturating(b->slot[s].keys, fresh != 0);
 	/* (out of order: the earliest key's time, for the rate) */

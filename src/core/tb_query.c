@@ -11,6 +11,27 @@
 #include "tb_bits.h"
 
 /*
+ * The key's group in every band, prefetched (both ends of a group of
+ * several lines) before any is read, so that the misses overlap.
+ */
+static inline __attribute__((always_inline)) void
+key_groups(const TbFilter *f, TlbfHash hash, uint64_t group_words, const uint64_t **group)
+{
+	const TbBand *b = tb_bands(f);
+	const uint64_t *words = tb_words(f);
+	uint64_t	word = 0;
+
+	for (int i = 0; i < f->nbands; i++)
+	{
+		group[i] = words + word + tb_group_of(hash, b[i].nlines) * group_words;
+		__builtin_prefetch(group[i]);
+		if (group_words > TB_LINE_WORDS)
+			__builtin_prefetch(group[i] + group_words - 1);
+		word += b[i].nlines * group_words;
+	}
+}
+
+/*
  * The newest generation overlapping (at - window, at] whose piece holds
  * the key, or TB_NO_GENERATION.  (Compared by times, without dividing:
  * generation g starts at g * length, and overlaps when it starts at or
@@ -20,25 +41,15 @@ static int64_t
 newest_holding(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
 {
 	const TbBand *b = tb_bands(f);
-	const uint64_t *words = tb_words(f);
 	const uint64_t *group[TB_MAX_BANDS];
 	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
-	uint64_t	word = 0;
-	uint64_t	group_words = tb_group_words(f);
 	int			slots = tb_slots(f);
 	int			piece = tb_piece_words(f);
 	TlbfTime	after = at - window - f->length;
 	int64_t		found = TB_NO_GENERATION;
 
-	for (int i = 0; i < f->nbands; i++)
-	{
-		group[i] = words + word + tb_group_of(hash, b[i].nlines) * group_words;
-		__builtin_prefetch(group[i]);
-		if (f->lines_per_key > 1)
-			__builtin_prefetch(group[i] + group_words - 1);
-		word += b[i].nlines * group_words;
-	}
-	tb_key_masks(f, hash, masks);
+	key_groups(f, hash, tb_group_words(f), group);
+	tb_key_masks(hash, piece, f->k, masks);
 	for (int i = f->nbands - 1; i >= 0; i--)
 		for (int s = 0; s < slots; s++)
 		{
@@ -61,41 +72,18 @@ query_layout(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
 			 const int slots, const int piece, const int k)
 {
 	const TbBand *b = tb_bands(f);
-	const uint64_t *words = tb_words(f);
 	const uint64_t *group[TB_MAX_BANDS];
 	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
-	uint64_t	group_words = (uint64_t) slots * piece;
-	uint64_t	word = 0;
 	TlbfTime	after = at - window - f->length;
 
-	for (int i = 0; i < f->nbands; i++)
-	{
-		group[i] = words + word + tb_group_of(hash, b[i].nlines) * group_words;
-		__builtin_prefetch(group[i]);
-		if (group_words > TB_LINE_WORDS)
-			__builtin_prefetch(group[i] + group_words - 1);
-		word += b[i].nlines * group_words;
-	}
-	for (int w = 0; w < piece; w++)
-	{
-		uint64_t	m = 0;
-
-		for (int i = w; i < k; i += piece)
-			m |= UINT64_C(1) << ((hash.b * tb_salts[i]) >> 58);
-		masks[w] = m;
-	}
+	key_groups(f, hash, (uint64_t) slots * piece, group);
+	tb_key_masks(hash, piece, k, masks);
 	for (int i = f->nbands - 1; i >= 0; i--)
 	{
 		unsigned	has = 0;
 
 		for (int s = 0; s < slots; s++)
-		{
-			uint64_t	missing = 0;
-
-			for (int w = 0; w < piece; w++)
-				missing |= masks[w] & ~group[i][s * piece + w];
-			has |= (unsigned) (missing == 0) << s;
-		}
+			has |= (unsigned) tb_piece_has(group[i] + s * piece, masks, piece) << s;
 		/* rare for a key not added: then check the slots' generations */
 		while (has != 0)
 		{

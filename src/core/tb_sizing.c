@@ -46,7 +46,7 @@ power(double x, int n)
 	return r;
 }
 
-double
+static double
 tb_piece_fpr(double bits_per_key, int words, int k)
 {
 	double		lambda = 64.0 * words / bits_per_key;
