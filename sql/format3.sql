@@ -2,8 +2,8 @@
 -- (docs/format.md), made by its core and given here in their text form, go
 -- through the text and binary forms and tlbf_add, tlbf_contains,
 -- tlbf_retire, tlbf_retirable, tlbf_union, tlbf_info and tlbf_last_seen;
--- every other function refuses them (0A000) instead of reading them as
--- another layout.
+-- tlbf_create_format3 and tlbf_agg_format3 make them; every other function
+-- refuses them (0A000) instead of reading them as another layout.
 SET TimeZone = 'UTC';
 
 -- Empty filters of format 3: span 1 hour (twice: 2 hours), 1%, a guess of
@@ -106,10 +106,9 @@ BEGIN
     END LOOP;
     INSERT INTO shards3 VALUES (0, whole), (1, odd), (2, even);
 END $$;
--- (one band each: its lines start at byte 320 of the value, 316 of its bytes)
+-- (every byte: the bits, and the counts of bits set, times and insertions)
 SELECT tlbf_info(w.f)->'band_count' AS bands, tlbf_info(tlbf_union(o.f, e.f))->'band_count' AS union_bands,
-       substr(tlbf_union(o.f, e.f)::bytea, 317) = substr(w.f::bytea, 317) AS same_bits_as_one_builder,
-       length(tlbf_union(o.f, e.f)::bytea) = length(w.f::bytea) AS same_size,
+       tlbf_union(o.f, e.f)::bytea = w.f::bytea AS same_bytes_as_one_builder,
        (SELECT count(*) FROM stream3 WHERE at < '2024-01-01 01:00+00'
         AND NOT tlbf_contains(tlbf_union(o.f, e.f), key, '2024-01-01 01:00+00')) AS missed
 FROM shards3 w, shards3 o, shards3 e WHERE w.part = 0 AND o.part = 1 AND e.part = 2;
@@ -125,9 +124,93 @@ SELECT tlbf_last_seen(f, 5400, '2024-01-01 03:00+00') AS newest_key,
        tlbf_last_seen(f, 1000001, '2024-01-01 03:00+00') AS not_added
 FROM filter3;
 
+-- Made by SQL (1.5, until tlbf_create and tlbf_agg make format 3):
+-- tlbf_create_format3 gives the empty filters above, a NULL argument NULL;
+-- bad parameters are refused as tlbf_create's are.
+SELECT name, tlbf_create_format3('1 hour', 0.01, 1000, false)::bytea = f::bytea AS guess,
+       tlbf_create_format3('1 hour', 0.01, 30000, true)::bytea = f::bytea AS declared
+FROM empty3 WHERE name IN ('hour', 'declared') ORDER BY name;
+SELECT tlbf_create_format3('1 hour')::bytea = f::bytea AS defaults FROM empty3 WHERE name = 'hour';
+SELECT tlbf_create_format3(NULL) IS NULL AS null_span,
+       tlbf_create_format3('1 hour', 0.01, 1000, NULL) IS NULL AS null_declared;
+SELECT tlbf_create_format3('1 hour', 0.7);
+SELECT tlbf_create_format3('1 hour', 0.01, 0, true);
+SELECT tlbf_create_format3('1 hour', 0.01, 0);
+SELECT tlbf_create_format3('1 month');
+SET tlbf.max_filter_bytes = '1MB';
+SELECT tlbf_create_format3('1 hour', 0.01, 10000000, true);
+RESET tlbf.max_filter_bytes;
+
+-- tlbf_agg_format3(item, at, span, error_rate, capacity): a filter with
+-- a declared capacity, the bytes of tlbf_add fed the rows one by one, in
+-- any order the rows come; rows with a NULL item or time are skipped.
+CREATE TABLE added3 AS SELECT 0 AS part, tlbf_create_format3('1 hour', 0.01, 1800, true) AS f;
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM stream3 ORDER BY at LOOP
+        UPDATE added3 SET f = tlbf_add(f, r.key, r.at);
+    END LOOP;
+END $$;
+SELECT (SELECT f FROM added3)::bytea = tlbf_agg_format3(key, at, '1 hour', 0.01, 1800)::bytea AS as_added,
+       (SELECT f FROM added3)::bytea = tlbf_agg_format3(key, at, '1 hour', 0.01, 1800 ORDER BY key DESC)::bytea AS backwards,
+       (SELECT f FROM added3)::bytea = tlbf_agg_format3(key, at, '1 hour', 0.01, 1800 ORDER BY md5(key::text))::bytea AS shuffled
+FROM stream3;
+SELECT (SELECT f FROM added3)::bytea =
+       tlbf_agg_format3(CASE WHEN key > 0 THEN key END, at, '1 hour', 0.01, 1800)::bytea AS nulls_skipped
+FROM (SELECT key, at FROM stream3 UNION ALL SELECT NULL, now() UNION ALL SELECT 1, NULL) s;
+SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 1800) IS NULL AS no_rows_null
+FROM stream3 WHERE key < 0;
+SELECT tlbf_agg_format3(NULL::int, at, '1 hour', 0.01, 1800) IS NULL AS only_null_rows FROM stream3;
+
+-- The same bytes from any plan: a parallel one (partial states merged by
+-- OR), groups hashed or sorted, shards united.
+CREATE TABLE big3 AS SELECT g AS key, '2024-01-01 00:00+00'::timestamptz + g * interval '20 ms' AS at
+FROM generate_series(1, 200000) g;
+ANALYZE big3;
+CREATE TABLE serial3 AS SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) AS f FROM big3;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) FROM big3;
+SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000)::bytea = (SELECT f FROM serial3)::bytea AS parallel_same
+FROM big3;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+SET enable_sort = off;
+CREATE TABLE hashed3 AS SELECT key % 3 AS part, tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) AS f
+FROM big3 GROUP BY key % 3;
+RESET enable_sort;
+SET enable_hashagg = off;
+SELECT h.part, h.f::bytea = g.f::bytea AS hashed_same_as_sorted
+FROM hashed3 h, (SELECT key % 3 AS part, tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) AS f
+                 FROM big3 GROUP BY key % 3) g
+WHERE h.part = g.part ORDER BY h.part;
+RESET enable_hashagg;
+-- three parts of one declared capacity unite into the whole's bytes
+SELECT tlbf_union(tlbf_union(a.f, b.f), c.f)::bytea =
+       (SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) FROM big3)::bytea AS parts_unite
+FROM hashed3 a, hashed3 b, hashed3 c WHERE a.part = 0 AND b.part = 1 AND c.part = 2;
+-- every key of the last hour found, ~1% of 100,000 others
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, '2024-01-01 01:06:40+00')) AS missed
+FROM serial3, big3 WHERE at >= '2024-01-01 00:06:40+00';
+SELECT count(*) FILTER (WHERE tlbf_contains(f, g, '2024-01-01 01:06:40+00')) BETWEEN 200 AND 1100 AS near_one_percent
+FROM serial3, generate_series(1000001, 1100000) g;
+
+-- Refused: NULL or bad parameters, the support functions outside an
+-- aggregate.
+SELECT tlbf_agg_format3(key, at, NULL, 0.01, 1800) FROM stream3;
+SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 0) FROM stream3;
+SELECT tlbf_agg_format3_trans(NULL, 1, now(), '1 hour', 0.01, 1800);
+SELECT tlbf_agg_format3_combine(f, f) FROM added3;
+
 -- Every other function refuses a value of format 3 (0A000), by name.
 SELECT tlbf_summary(f) FROM filter3;
 SELECT tlbf_probability(f, 5400, '2024-01-01 03:00+00', NULL, 0.5) FROM filter3;
 SELECT tlbf_union_agg(f) FROM filter3;
 
-DROP TABLE empty3, stream3, filter3, shards3;
+DROP TABLE empty3, stream3, filter3, shards3, added3, big3, serial3, hashed3;

@@ -925,3 +925,36 @@ $$;
 
 COMMENT ON FUNCTION tlbf_check_cluster() IS
     'the tlbf version every node of the Citus cluster runs; an error naming the nodes that run another';
+
+-- Format 3 (1.5, in development: issue 36, docs/format.md): made on request
+-- until every function takes it, then by tlbf_create and tlbf_agg.
+-- IMMUTABLE as tlbf_create; STRICT: a NULL argument gives NULL.
+CREATE FUNCTION tlbf_create_format3(span interval,
+                                    error_rate float8 DEFAULT 0.01,
+                                    capacity bigint DEFAULT 1000,
+                                    declared boolean DEFAULT false)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tlbf_create_format3(interval, float8, bigint, boolean) IS
+    'an empty filter of format 3 (in development); a declared capacity sizes every generation, so that filters built apart unite bit for bit';
+
+-- The state is the filter itself: no final function, no serialization;
+-- the transition and combine functions change it in place and refuse to
+-- run outside an aggregate.  Not STRICT: the first row makes the state.
+-- IMMUTABLE as tlbf_add: a row's bits depend on its key and time alone.
+CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item "any", at timestamptz, span interval,
+                                       error_rate float8, capacity bigint)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_combine(tlbf, tlbf)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE tlbf_agg_format3(item "any", at timestamptz, span interval,
+                                  error_rate float8, capacity bigint) (
+    SFUNC = @extschema@.tlbf_agg_format3_trans,
+    STYPE = @extschema@.tlbf,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE tlbf_agg_format3("any", timestamptz, interval, float8, bigint) IS
+    'a filter of format 3 (in development) holding every item, seen at its time, for span, at error_rate, with a declared capacity of keys per span';

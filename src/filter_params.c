@@ -19,6 +19,8 @@
  */
 #include "tlbf_pg.h"
 
+#include "core/tb.h"
+
 /* The order the SQL functions take the parameters in. */
 typedef enum ParamArg
 {
@@ -136,4 +138,51 @@ tlbf_params_check_value(TlbfParams *params)
 				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%zu bytes)",
 						tlbf_filter_bytes_cap()),
 				 errhint("Raise tlbf.max_filter_bytes or lower the capacity; the filter grows as keys arrive.")));
+}
+
+/*
+ * The parameters of a filter of format 3 (tlbf_create_format3,
+ * tlbf_agg_format3), checked as those of format 2 are: by its core, and its
+ * first band under tlbf.max_filter_bytes.  The seed is the default one, as
+ * for every filter made here; the first key's kind replaces it with its tag.
+ */
+void
+tlbf_format3_params(TbParams *params, const Interval *span, double error_rate,
+					int64 capacity, bool declared)
+{
+	TlbfProblem problem;
+	TbFilter   *header;
+	Size		first_band;
+
+	params->span = tlbf_interval_usecs(span, "span");
+	params->error_rate = error_rate;
+	params->capacity = capacity < 1 ? 0 : (uint64) capacity;
+	params->declared = declared;
+	params->generations = 0;
+	params->seed = TLBF_DEFAULT_SEED;
+	if (!declared && params->capacity == 0)
+	{
+		problem.message = "capacity must be positive";
+		problem.hint = NULL;
+	}
+	else if (tb_check_params(params, &problem))
+		problem.message = NULL;
+	if (problem.message != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid tlbf parameters: %s", problem.message),
+				 problem.hint ? errhint("%s", problem.hint) : 0));
+
+	header = palloc(tb_lines_offset(0));
+	tb_init(header, params);
+	first_band = tb_layout_bytes(header, 1,
+								 tb_lines_for(header, params->capacity / params->generations + 1));
+	pfree(header);
+	if (first_band > tlbf_filter_bytes_cap())
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a tlbf filter for this capacity would exceed tlbf.max_filter_bytes (%zu bytes)",
+						tlbf_filter_bytes_cap()),
+				 errdetail("Its first generation's band alone takes %zu bytes.", first_band),
+				 errhint("Raise tlbf.max_filter_bytes or lower the capacity.")));
 }

@@ -177,7 +177,8 @@ info_jsonb_format3(const TbFilter *f, TlbfTime at)
 			if (slot->generation != TB_NO_GENERATION &&
 				slot->generation * f->length <= at && slot->generation * f->length > after)
 			{
-				live_keys = tlbf_add_saturating(live_keys, slot->keys);
+				live_keys = tlbf_add_saturating(live_keys,
+												tb_keys_of_bits(f, slot->bits, tb_bands(f)[i].nlines));
 				if (oldest_live == TLBF_NEVER || slot->generation * f->length < oldest_live)
 					oldest_live = slot->generation * f->length;
 			}
@@ -214,7 +215,8 @@ info_jsonb_format3(const TbFilter *f, TlbfTime at)
 				continue;
 			appendStringInfoString(&out, first ? "{" : ", {");
 			append_time(&out, "start", slot->generation * f->length);
-			appendStringInfo(&out, ", \"keys\": " UINT64_FORMAT ", \"live\": %s}", slot->keys,
+			appendStringInfo(&out, ", \"keys\": " UINT64_FORMAT ", \"live\": %s}",
+							 tb_keys_of_bits(f, slot->bits, b->nlines),
 							 slot->generation * f->length <= at &&
 							 slot->generation * f->length > after ? "true" : "false");
 			first = false;

@@ -17,6 +17,7 @@
 #include "core/tb.h"
 
 PG_FUNCTION_INFO_V1(tlbf_create);
+PG_FUNCTION_INFO_V1(tlbf_create_format3);
 PG_FUNCTION_INFO_V1(tlbf_add);
 PG_FUNCTION_INFO_V1(tlbf_contains);
 PG_FUNCTION_INFO_V1(tlbf_contains_within);
@@ -45,11 +46,35 @@ tlbf_create(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(f);
 }
 
-/* tlbf_add for a format 3 copy: the same steps through its core. */
-static TbFilter *
-add_to_format3(FunctionCallInfo fcinfo, TbFilter *f)
+/*
+ * tlbf_create_format3(span, error_rate, capacity, declared): an empty filter
+ * of format 3 (in development, issue 36; docs/format.md).  With 'declared'
+ * the capacity is a promise that sizes every generation, so that filters
+ * built apart (by shard, by node) unite bit for bit; else it is the first
+ * generation's guess, and later ones follow the rate.  STRICT.
+ */
+Datum
+tlbf_create_format3(PG_FUNCTION_ARGS)
 {
-	TlbfMemory	memory;
+	TbParams	params;
+	TbFilter   *f;
+
+	tlbf_format3_params(&params, PG_GETARG_INTERVAL_P(0), PG_GETARG_FLOAT8(1),
+						PG_GETARG_INT64(2), PG_GETARG_BOOL(3));
+	f = palloc(tb_lines_offset(0));
+	tb_init(f, &params);
+	SET_VARSIZE(f, tb_size(f));
+	PG_RETURN_POINTER(f);
+}
+
+/*
+ * Add the key of argument 1 at the time of argument 2 to a writable format 3
+ * filter that 'memory' describes (tlbf_add's copy, tlbf_agg_format3's
+ * state), and return it: grown through 'memory', it may have moved.
+ */
+TbFilter *
+tlbf_format3_add(FunctionCallInfo fcinfo, TbFilter *f, TlbfMemory *memory)
+{
 	TlbfStatus	status;
 	TlbfHash	hash;
 	TlbfKeys	basis;
@@ -59,8 +84,7 @@ add_to_format3(FunctionCallInfo fcinfo, TbFilter *f)
 	(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(f), f->inserted > 0, true,
 									&hash, &basis);
 	tb_record_keys(f, basis);
-	tlbf_memory_for(&memory, f, CurrentMemoryContext);
-	status = tb_insert(&f, &memory, hash, at);
+	status = tb_insert(&f, memory, hash, at);
 	tlbf_check_core_status(status, truncated, f->truncated);
 	SET_VARSIZE(f, tb_size(f));
 	return f;
@@ -88,7 +112,10 @@ tlbf_add(PG_FUNCTION_ARGS)
 
 	v = tlbf_arg_value_copy(fcinfo, 0);
 	if (v.v3 != NULL)
-		PG_RETURN_POINTER(add_to_format3(fcinfo, v.v3));
+	{
+		tlbf_memory_for(&memory, v.v3, CurrentMemoryContext);
+		PG_RETURN_POINTER(tlbf_format3_add(fcinfo, v.v3, &memory));
+	}
 	f = v.v2;
 	at = tlbf_insert_time_arg(fcinfo, 2);
 	hash = tlbf_key_arg_hash_for_add(fcinfo, 1, f);

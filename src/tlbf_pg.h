@@ -114,11 +114,14 @@ extern void tlbf_check_status_for(TlbfStatus status, uint64 truncated_before,
 extern void tlbf_set_length(Tlbf *f);
 
 /* filter_params.c */
+struct TbParams;
 extern bool tlbf_params_from_args(FunctionCallInfo fcinfo, int first, int count,
 								  TlbfParams *params);
 extern void tlbf_agg_params(TlbfParams *params, int64 span, double error_rate);
 extern void tlbf_params_check(TlbfParams *params);
 extern void tlbf_params_check_value(TlbfParams *params);
+extern void tlbf_format3_params(struct TbParams *params, const Interval *span,
+								double error_rate, int64 capacity, bool declared);
 
 /* type_io.c */
 extern char *tlbf_base64_decode(const char *text, int *decoded_len, const char *type_name,
@@ -134,8 +137,14 @@ extern Datum tlbf_time_range(TlbfTime lower, TlbfTime upper);
 extern double tlbf_check_prior(double prior);
 extern int64 tlbf_window_arg(FunctionCallInfo fcinfo, int argno, int64 span);
 
+/* scalar_functions.c */
+extern struct TbFilter *tlbf_format3_add(FunctionCallInfo fcinfo, struct TbFilter *f,
+										 TlbfMemory *memory);
+
 /* union.c */
 extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
+extern struct TbFilter *tlbf_union_format3_into(struct TbFilter *into, const struct TbFilter *b,
+												TlbfMemory *memory);
 
 /* The fields of a composite value (datum_hash.c). */
 typedef struct RowFields

@@ -149,31 +149,42 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 static TbFilter *
 union_format3(const TbFilter *a, const TbFilter *b)
 {
-	const char *differs = tb_merge_mismatch(a, b);
-	TbFilter   *out;
+	TbFilter   *out = palloc(VARSIZE(a));
 	TlbfMemory	memory;
+
+	memcpy(out, a, VARSIZE(a));
+	tlbf_memory_for(&memory, out, CurrentMemoryContext);
+	return tlbf_union_format3_into(out, b, &memory);
+}
+
+/*
+ * Merge 'b' into 'into', a writable format 3 filter that 'memory'
+ * describes, and return it (grown through 'memory': it may have moved).
+ * Shared by tlbf_union and the combine function of tlbf_agg_format3.
+ */
+TbFilter *
+tlbf_union_format3_into(TbFilter *into, const TbFilter *b, TlbfMemory *memory)
+{
+	const char *differs = tb_merge_mismatch(into, b);
 	TlbfStatus	status;
 	uint64		truncated;
 
-	if (a->span != b->span)
+	if (into->span != b->span)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot merge tlbf filters with different span"),
 				 errdetail("One remembers keys for %s, the other for %s.",
-						   span_text(a->span), span_text(b->span))));
+						   span_text(into->span), span_text(b->span))));
 	if (differs != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot merge these tlbf filters of format 3"),
 				 errdetail("%s.", differs)));
-	out = palloc(VARSIZE(a));
-	memcpy(out, a, VARSIZE(a));
-	truncated = tlbf_add_saturating(a->truncated, b->truncated);
-	tlbf_memory_for(&memory, out, CurrentMemoryContext);
-	status = tb_union(&out, &memory, b);
-	tlbf_check_core_status(status, truncated, out->truncated);
-	SET_VARSIZE(out, tb_size(out));
-	return out;
+	truncated = tlbf_add_saturating(into->truncated, b->truncated);
+	status = tb_union(&into, memory, b);
+	tlbf_check_core_status(status, truncated, into->truncated);
+	SET_VARSIZE(into, tb_size(into));
+	return into;
 }
 
 /*

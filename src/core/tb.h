@@ -40,6 +40,8 @@ extern void tb_choose_layout(double error_rate, int generations, int *lines_per_
 							 int *k, double *bits_per_key);
 extern uint64_t tb_lines_for(const TbFilter *f, uint64_t keys);
 extern uint64_t tb_capacity_of(const TbFilter *f, uint64_t nlines);
+extern uint64_t tb_keys_of_bits(const TbFilter *f, uint64_t set, uint64_t nlines);
+extern uint64_t tb_bits_over(const TbFilter *f, uint64_t keys, uint64_t nlines);
 
 /* tb_create.c */
 extern void tb_init(TbFilter *f, const TbParams *params);

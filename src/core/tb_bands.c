@@ -28,7 +28,7 @@ empty_slot(TbSlot *s)
 {
 	s->generation = TB_NO_GENERATION;
 	s->started = 0;
-	s->keys = 0;
+	s->bits = 0;
 }
 
 /*
@@ -117,6 +117,8 @@ tb_fold_band(TbFilter *f, int index, uint64_t divisor)
 	uint64_t   *words = tb_words(f) + tb_band_word(f, index);
 	uint64_t	folded = b->nlines / divisor;
 	uint64_t	after = tb_total_groups(f) * group - tb_band_word(f, index + 1);
+	int			piece = tb_piece_words(f);
+	uint64_t	set[TB_MAX_SLOTS] = {0};
 
 	if (divisor <= 1)
 		return;
@@ -128,9 +130,15 @@ tb_fold_band(TbFilter *f, int index, uint64_t divisor)
 			for (uint64_t w = 0; w < group; w++)
 				line[w] |= words[(j * divisor + d) * group + w];
 		memcpy(&words[j * group], line, group * sizeof(uint64_t));
+		/* (folded bits overlap: each slot's count is taken again) */
+		for (uint64_t w = 0; w < group; w++)
+			set[w / piece] += (uint64_t) __builtin_popcountll(line[w]);
 		if ((j & 0xffff) == 0)
 			tlbf_check_interrupts();
 	}
 	memmove(words + folded * group, words + b->nlines * group, after * sizeof(uint64_t));
 	b->nlines = folded;
+	/* (an empty slot counts none: a value from outside may have bits there) */
+	for (int s = 0; s < tb_slots(f); s++)
+		b->slot[s].bits = b->slot[s].generation != TB_NO_GENERATION ? set[s] : 0;
 }

@@ -104,8 +104,10 @@ typedef struct TbSlot
 								 * but for this field) */
 	TlbfTime	started;		/* time of its earliest key, to size a band
 								 * from the rate since */
-	uint64_t	keys;			/* keys that set a bit (a repeated key sets
-								 * none); an estimate after a union */
+	uint64_t	bits;			/* bits set in its pieces: the same whatever
+								 * the order of insertions, and exact after
+								 * a union (OR) or a fold; the keys they
+								 * stand for: tb_keys_of_bits() */
 } TbSlot;
 
 typedef struct TbBand

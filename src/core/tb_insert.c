@@ -56,7 +56,8 @@ rate_keys(const TbFilter *f, int64_t n)
 	for (int i = 0; i < f->nbands; i++)
 		if (b[i].slot[s].generation == n)
 		{
-			keys = tlbf_add_saturating(keys, b[i].slot[s].keys);
+			keys = tlbf_add_saturating(keys, tb_keys_of_bits(f, b[i].slot[s].bits,
+															 b[i].nlines));
 			if (b[i].slot[s].started < earliest)
 				earliest = b[i].slot[s].started;
 		}
@@ -110,7 +111,8 @@ split_keys(const TbFilter *f, const TbSlot *slot, uint64_t nlines, TlbfTime at)
 {
 	double		capacity = (double) tb_capacity_of(f, nlines);
 	double		elapsed = (double) (at - slot->started);
-	double		keys = elapsed > 0 ? slot->keys * (double) f->length / elapsed : 0;
+	double		keys = elapsed > 0 ?
+		tb_keys_of_bits(f, slot->bits, nlines) * (double) f->length / elapsed : 0;
 
 	if (keys > 64 * capacity)
 		keys = 64 * capacity;
@@ -165,7 +167,7 @@ fold_while_fits(TbFilter *f, int index, uint64_t keys)
 
 		for (int s = 0; s < tb_slots(f); s++)
 			all &= b->slot[s].generation == TB_NO_GENERATION ||
-				fits(f, b->slot[s].keys, b->nlines / divisor / 2);
+				fits(f, tb_keys_of_bits(f, b->slot[s].bits, b->nlines), b->nlines / divisor / 2);
 		if (!all)
 			break;
 		divisor *= 2;
@@ -181,7 +183,7 @@ claim(TbFilter *f, int s, int64_t g, TlbfTime at)
 
 	slot->generation = g;
 	slot->started = at;
-	slot->keys = 0;
+	slot->bits = 0;
 }
 
 /* The slot of band 'b' whose generation contains 'at', or -1 (compared by times). */
@@ -205,8 +207,10 @@ static inline bool
 full(const TbFilter *f, const TbBand *b, int s)
 {
 	uint64_t	capacity = tb_capacity_of(f, b->nlines);
+	uint64_t	limit = capacity + capacity / 16;
 
-	return b->slot[s].keys >= capacity + capacity / 16;
+	/* full once its bits stand for 'limit' keys: counted so, order-free */
+	return limit == 0 || b->slot[s].bits >= tb_bits_over(f, limit - 1, b->nlines);
 }
 
 /*
@@ -322,10 +326,10 @@ set_bits(TbFilter *f, int band, int s, TlbfHash hash, TlbfTime at, const int pie
 	tb_key_masks(hash, piece, k, masks);
 	for (int w = 0; w < piece; w++)
 	{
-		fresh |= masks[w] & ~words[w];
+		fresh += (uint64_t) __builtin_popcountll(masks[w] & ~words[w]);
 		words[w] |= masks[w];
 	}
-	b->slot[s].keys = tlbf_add_saturating(b->slot[s].keys, fresh != 0);
+	b->slot[s].bits += fresh;
 	/* (out of order: the earliest key's time, for the rate) */
 	if (at < b->slot[s].started)
 		b->slot[s].started = at;

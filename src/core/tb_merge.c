@@ -111,17 +111,6 @@ fold_or(const TbFilter *f, const uint64_t *a, uint64_t an, unsigned amask,
 	}
 }
 
-/* Distinct keys that 'set' bits of a slot of 'nlines' groups stand for. */
-static uint64_t
-keys_of_bits(const TbFilter *f, uint64_t set, uint64_t nlines)
-{
-	double		m = (double) nlines * 64.0 * tb_piece_words(f);
-
-	if ((double) set >= m)
-		return TLBF_MAX_CAPACITY;
-	return (uint64_t) ceil(-(m / f->k) * log(1.0 - (double) set / m));
-}
-
 static uint64_t
 gcd(uint64_t a, uint64_t b)
 {
@@ -154,22 +143,14 @@ or_into(TbFilter *d, int di, uint64_t t, const TbBand *sb, const uint64_t *sw,
 	{
 		TbSlot	   *ds = &db->slot[s];
 		const TbSlot *ss = &sb->slot[s];
-		uint64_t	most;
 
 		if (!(smask & (1u << s)))
 			continue;
 		if (ds->generation == TB_NO_GENERATION)
-		{
 			*ds = *ss;
-			ds->keys = 0;
-		}
 		else if (ss->started < ds->started)
 			ds->started = ss->started;
-		/* (never more than both counts: the estimate of a full piece is large) */
-		most = tlbf_add_saturating(ds->keys, ss->keys);
-		ds->keys = keys_of_bits(d, set[s], t);
-		if (ds->keys > most)
-			ds->keys = most;
+		ds->bits = set[s];
 	}
 }
 
@@ -201,7 +182,7 @@ union_band(TbFilter **dp, TlbfMemory *memory, const TbBand *sb, const uint64_t *
 		fold_or(d, tb_words(d) + tb_band_word(d, i), dn, dmask, sw, sb->nlines, smask, t, set, NULL);
 		for (int s = 0; s < tb_slots(d); s++)
 			if ((dmask | smask) & (1u << s))
-				fit &= keys_of_bits(d, set[s], t) <= capacity + capacity / 16;
+				fit &= tb_keys_of_bits(d, set[s], t) <= capacity + capacity / 16;
 		if (fit)
 		{
 			or_into(d, i, t, sb, sw, smask, set);
@@ -305,8 +286,9 @@ tb_fold_to_fit(TbFilter *f)
 		uint64_t	divisor = 1;
 
 		for (int s = 0; s < tb_slots(f); s++)
-			if (b->slot[s].keys > keys)
-				keys = b->slot[s].keys;
+			if (b->slot[s].generation != TB_NO_GENERATION &&
+				tb_keys_of_bits(f, b->slot[s].bits, b->nlines) > keys)
+				keys = tb_keys_of_bits(f, b->slot[s].bits, b->nlines);
 		while ((b->nlines / divisor) % 2 == 0 &&
 			   keys <= tb_capacity_of(f, b->nlines / divisor / 2))
 			divisor *= 2;

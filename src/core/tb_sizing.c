@@ -238,3 +238,76 @@ tb_capacity_of(const TbFilter *f, uint64_t nlines)
 {
 	return (uint64_t) ((double) nlines * 64.0 * tb_piece_words(f) / f->bits_per_key);
 }
+
+/*
+ * The share of a piece's bits one key leaves unset, as a rate: a key sets
+ * about k / piece bits in each word of its piece, drawn with replacement
+ * (tb_key_masks), so that each word of a group with j keys keeps a bit
+ * unset with probability (63/64)^(j k / piece).  Keys fall on groups as a
+ * Poisson process, so a band of n groups holding K keys has, in
+ * expectation, a share exp(-(K / n) c) of its bits unset, c being this.
+ */
+static double
+bits_per_key_rate(const TbFilter *f)
+{
+	int			piece = tb_piece_words(f);
+	double		c = 0;
+
+	for (int w = 0; w < piece; w++)
+	{
+		int			in_word = (f->k - w + piece - 1) / piece;
+
+		c += 1 - pow(63.0 / 64.0, in_word > 0 ? in_word : 0);
+	}
+	return c / piece;
+}
+
+/*
+ * Distinct keys that 'set' bits of a slot of a band of 'nlines' groups
+ * stand for (the inverse of the expectation above): order-free, as the bits.
+ */
+uint64_t
+tb_keys_of_bits(const TbFilter *f, uint64_t set, uint64_t nlines)
+{
+	double		m = (double) nlines * 64.0 * tb_piece_words(f);
+	double		keys;
+
+	if ((double) set >= m)
+		return TLBF_MAX_CAPACITY;
+	keys = ceil(-(double) nlines * log(1.0 - (double) set / m) / bits_per_key_rate(f));
+	return keys < (double) TLBF_MAX_CAPACITY ? (uint64_t) keys : TLBF_MAX_CAPACITY;
+}
+
+/*
+ * Fewest bits set that stand for more than 'keys' keys in a band of
+ * 'nlines' groups (tb_keys_of_bits(f, result, nlines) > keys): a slot is
+ * full once it has that many.  The last answer is kept: it is asked at
+ * every insertion with the same band.
+ */
+uint64_t
+tb_bits_over(const TbFilter *f, uint64_t keys, uint64_t nlines)
+{
+	static uint64_t last_keys,
+				last_nlines,
+				last_bits;
+	static int	last_k,
+				last_piece;
+	double		m = (double) nlines * 64.0 * tb_piece_words(f);
+	uint64_t	bits;
+
+	if (keys == last_keys && nlines == last_nlines && f->k == last_k &&
+		tb_piece_words(f) == last_piece && last_nlines != 0)
+		return last_bits;
+	bits = (uint64_t) (m * (1.0 - exp(-(double) keys / (double) nlines * bits_per_key_rate(f))));
+	/* (the estimate is rounded up: step to the first count past 'keys') */
+	while (bits > 0 && tb_keys_of_bits(f, bits - 1, nlines) > keys)
+		bits--;
+	while ((double) bits < m && tb_keys_of_bits(f, bits, nlines) <= keys)
+		bits++;
+	last_keys = keys;
+	last_nlines = nlines;
+	last_k = f->k;
+	last_piece = tb_piece_words(f);
+	last_bits = bits;
+	return bits;
+}

@@ -66,12 +66,13 @@ validate_header(const TbFilter *f, TlbfProblem *problem)
 }
 
 static bool
-validate_slot(const TbFilter *f, int s, const TbSlot *slot, TlbfProblem *problem)
+validate_slot(const TbFilter *f, int s, const TbSlot *slot, uint64_t nlines,
+			  TlbfProblem *problem)
 {
 	if (slot->generation == TB_NO_GENERATION)
 	{
-		if (slot->started != 0 || slot->keys != 0)
-			return fail(problem, "An empty slot has a start time or keys");
+		if (slot->started != 0 || slot->bits != 0)
+			return fail(problem, "An empty slot has a start time or bits set");
 		return true;
 	}
 	if (s >= tb_slots(f) || f->newest == TLBF_NEVER)
@@ -83,6 +84,8 @@ validate_slot(const TbFilter *f, int s, const TbSlot *slot, TlbfProblem *problem
 	if (!(valid_time(slot->started) && slot->started <= f->newest) ||
 		tb_generation_of(slot->started, f->length) != slot->generation)
 		return fail(problem, "A slot's start time lies outside its generation");
+	if (slot->bits > nlines * 64 * (uint64_t) tb_piece_words(f))
+		return fail(problem, "A slot has more bits set than its pieces hold");
 	return true;
 }
 
@@ -106,7 +109,7 @@ tb_validate(const void *buffer, size_t len, TlbfProblem *problem)
 		if (b->nlines < 1 || b->nlines > TB_MAX_GROUP_LINES)
 			return fail(problem, "A band's size is out of range");
 		for (int s = 0; s < TB_MAX_SLOTS; s++)
-			if (!validate_slot(f, s, &b->slot[s], problem))
+			if (!validate_slot(f, s, &b->slot[s], b->nlines, problem))
 				return false;
 		groups += b->nlines;
 		if (groups * tb_group_words(f) * sizeof(uint64_t) > ((size_t) 1 << 30))

@@ -1,0 +1,232 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_format3.c
+ *	  tlbf_agg_format3(item, at, span, error_rate, capacity): the aggregate
+ *	  that builds a filter of format 3 (in development, issue 36) with a
+ *	  declared capacity, and its combine function.
+ *
+ * A key's bits in format 3 depend on its hash and its time only, and a
+ * declared capacity sizes every generation before the first row: so rows
+ * are added as they come, in any order, and states built apart (parallel
+ * workers, partitions, Citus shards) merge by OR into the bytes one state
+ * fed every row would hold.  There is no row log, no sort and no final
+ * function: the state is a tlbf value, which parallel workers and Citus
+ * pass as they pass any value (the result's bytes, however many rows).
+ *
+ * The state is held as an expanded object (utils/expandeddatum.h): the
+ * filter, and the last few rows' keys, whose lines were prefetched when
+ * they came and are set a few rows later, so that a large filter's cache
+ * misses overlap instead of queueing.  Inserts commute, so holding keys
+ * back changes no bit.  Whatever reads the state as a value (the result,
+ * a partial state sent to the leader or to a Citus coordinator, a copy)
+ * flattens it, and flattening adds the held keys first: a held key is
+ * never missing from a value.  nodeAgg keeps a read-write expanded state
+ * in place (no copy per row) when it lives in a child of its memory.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "tlbf_pg.h"
+
+#include "utils/expandeddatum.h"
+#include "utils/memutils.h"
+
+#include "core/tb.h"
+
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_trans);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_combine);
+
+/* Keys held back: enough rows of work to cover a miss to memory. */
+#define HELD_KEYS 16
+
+typedef struct HeldKey
+{
+	TlbfHash	hash;
+	TlbfTime	at;
+} HeldKey;
+
+typedef struct Format3State
+{
+	ExpandedObjectHeader header;
+	TbFilter   *filter;			/* in the header's context; VARSIZE kept */
+	TlbfMemory	memory;
+	int			nheld;
+	HeldKey		held[HELD_KEYS];
+} Format3State;
+
+static Size state_flat_size(ExpandedObjectHeader *eohptr);
+static void state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size);
+
+static const ExpandedObjectMethods state_methods = {
+	state_flat_size,
+	state_flatten
+};
+
+/* ERROR unless called by an aggregate; its memory. */
+static MemoryContext
+aggregate_memory(FunctionCallInfo fcinfo, const char *function)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s can only be called by an aggregate", function)));
+	return aggcontext;
+}
+
+/* Insert one key into the state's filter now. */
+static void
+insert_now(Format3State *state, TlbfHash hash, TlbfTime at)
+{
+	uint64		truncated = state->filter->truncated;
+	TlbfStatus	status = tb_insert(&state->filter, &state->memory, hash, at);
+
+	tlbf_check_core_status(status, truncated, state->filter->truncated);
+	SET_VARSIZE(state->filter, tb_size(state->filter));
+}
+
+/* Insert the keys held back, oldest first. */
+static void
+insert_held(Format3State *state)
+{
+	for (int i = 0; i < state->nheld; i++)
+		insert_now(state, state->held[i].hash, state->held[i].at);
+	state->nheld = 0;
+}
+
+static Size
+state_flat_size(ExpandedObjectHeader *eohptr)
+{
+	Format3State *state = (Format3State *) eohptr;
+
+	Assert(state->header.eoh_methods == &state_methods);
+	insert_held(state);
+	return VARSIZE(state->filter);
+}
+
+static void
+state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
+{
+	Format3State *state = (Format3State *) eohptr;
+
+	/* (state_flat_size ran first and gave this size) */
+	Assert(state->nheld == 0 && allocated_size == VARSIZE(state->filter));
+	memcpy(result, state->filter, allocated_size);
+}
+
+/* A new state in a child of 'aggcontext', holding a copy of 'filter'. */
+static Format3State *
+new_state(MemoryContext aggcontext, const TbFilter *filter)
+{
+	MemoryContext memory = AllocSetContextCreate(aggcontext, "tlbf_agg_format3 state",
+												 ALLOCSET_DEFAULT_SIZES);
+	Format3State *state = MemoryContextAllocZero(memory, sizeof(Format3State));
+
+	EOH_init_header(&state->header, &state_methods, memory);
+	state->filter = MemoryContextAlloc(memory, VARSIZE(filter));
+	memcpy(state->filter, filter, VARSIZE(filter));
+	tlbf_memory_for(&state->memory, state->filter, memory);
+	return state;
+}
+
+/* The first row's state: an empty filter with the declared capacity. */
+static Format3State *
+first_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
+{
+	TbParams	params;
+	TbFilter   *empty;
+
+	/* (state, item, at, span, error_rate, capacity) */
+	if (PG_ARGISNULL(3) || PG_ARGISNULL(4) || PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("tlbf_agg_format3's span, error_rate and capacity must not be NULL")));
+	tlbf_format3_params(&params, PG_GETARG_INTERVAL_P(3), PG_GETARG_FLOAT8(4),
+						PG_GETARG_INT64(5), true);
+	empty = palloc(tb_lines_offset(0));
+	tb_init(empty, &params);
+	SET_VARSIZE(empty, tb_size(empty));
+	return new_state(aggcontext, empty);
+}
+
+/*
+ * Argument 'argno' as a state to change: nodeAgg's own (an expanded
+ * object of ours), or a new one holding a checked copy of a flat value
+ * (a partial state that came as a value).
+ */
+static Format3State *
+state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggcontext)
+{
+	Datum		d = PG_GETARG_DATUM(argno);
+	TlbfValue	v;
+
+	if (VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(d)) &&
+		DatumGetEOHP(d)->eoh_methods == &state_methods)
+		return (Format3State *) DatumGetEOHP(d);
+	v = tlbf_arg_value(fcinfo, argno);
+	if (v.v3 == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tlbf_agg_format3's states are filters of format 3")));
+	return new_state(aggcontext, v.v3);
+}
+
+/*
+ * Add a row.  Rows with a NULL item or time are skipped, as tlbf_add skips
+ * them; a group with no other row gives NULL.  The parameters of later
+ * rows are not read.  The key is hashed and its time checked now (an
+ * error names its row), its line prefetched, and it is set when
+ * HELD_KEYS more have come, or when the state is read.
+ */
+Datum
+tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_trans");
+	Format3State *state;
+	TlbfKeys	basis;
+	HeldKey		key;
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
+		state_arg(fcinfo, 0, aggcontext);
+	key.at = tlbf_insert_time_arg(fcinfo, 2);
+	(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(state->filter),
+									state->filter->inserted > 0 || state->nheld > 0, true,
+									&key.hash, &basis);
+	tb_record_keys(state->filter, basis);
+	tb_prefetch(state->filter, key.hash);
+	if (state->nheld == HELD_KEYS)
+	{
+		insert_now(state, state->held[0].hash, state->held[0].at);
+		memmove(&state->held[0], &state->held[1], (HELD_KEYS - 1) * sizeof(HeldKey));
+		state->nheld--;
+	}
+	state->held[state->nheld++] = key;
+	PG_RETURN_DATUM(EOHPGetRWDatum(&state->header));
+}
+
+/*
+ * Merge the second state into the first (STRICT: both are there).  The
+ * second is read as a value: flattened, with its held keys, if it is a
+ * state of ours.
+ */
+Datum
+tlbf_agg_format3_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_combine");
+	Format3State *into = state_arg(fcinfo, 0, aggcontext);
+	TlbfValue	from = tlbf_arg_value(fcinfo, 1);
+
+	if (from.v3 == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tlbf_agg_format3's states are filters of format 3")));
+	insert_held(into);
+	into->filter = tlbf_union_format3_into(into->filter, from.v3, &into->memory);
+	PG_RETURN_DATUM(EOHPGetRWDatum(&into->header));
+}
