@@ -164,6 +164,29 @@ SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 1800) IS NULL AS no_rows_null
 FROM stream3 WHERE key < 0;
 SELECT tlbf_agg_format3(NULL::int, at, '1 hour', 0.01, 1800) IS NULL AS only_null_rows FROM stream3;
 
+-- Keys of other types, one kind or several, of a collation: the aggregate
+-- (which hashes a state's keys with their type's hasher once its first key
+-- showed that the general path would) gives the bytes of tlbf_add called
+-- on each row (pg_temp.add_each).
+SELECT tlbf_create_format3('1 hour', 0.01, 3000, true)::text AS empty_3000 \gset
+CREATE AGGREGATE pg_temp.add_each(item "any", at timestamptz) (
+    SFUNC = tlbf_add, STYPE = tlbf, INITCOND = :'empty_3000');
+CREATE TABLE keys3 AS
+SELECT g, '2024-01-01 00:00+00'::timestamptz + g * interval '1 second' AS at FROM generate_series(1, 2000) g;
+SELECT 'smallint' AS key, pg_temp.add_each(g::smallint, at)::bytea = tlbf_agg_format3(g::smallint, at, '1 hour', 0.01, 3000)::bytea AS same FROM keys3
+UNION ALL SELECT 'integer', pg_temp.add_each(g::int, at)::bytea = tlbf_agg_format3(g::int, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'text', pg_temp.add_each('k' || g, at)::bytea = tlbf_agg_format3('k' || g, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'text, "C"', pg_temp.add_each(('k' || g) COLLATE "C", at)::bytea = tlbf_agg_format3(('k' || g) COLLATE "C", at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'text of integers', pg_temp.add_each((g % 50)::text, at)::bytea = tlbf_agg_format3((g % 50)::text, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'text, mixed', pg_temp.add_each(CASE WHEN g % 2 = 0 THEN g::text ELSE 'k' || g END, at)::bytea =
+                 tlbf_agg_format3(CASE WHEN g % 2 = 0 THEN g::text ELSE 'k' || g END, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'uuid', pg_temp.add_each(md5(g::text)::uuid, at)::bytea = tlbf_agg_format3(md5(g::text)::uuid, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'numeric', pg_temp.add_each(g::numeric / 7, at)::bytea = tlbf_agg_format3(g::numeric / 7, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'float8', pg_temp.add_each(g::float8 / 3, at)::bytea = tlbf_agg_format3(g::float8 / 3, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'float4', pg_temp.add_each(g::float4, at)::bytea = tlbf_agg_format3(g::float4, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'date', pg_temp.add_each('2024-01-01'::date + g, at)::bytea = tlbf_agg_format3('2024-01-01'::date + g, at, '1 hour', 0.01, 3000)::bytea FROM keys3
+UNION ALL SELECT 'row', pg_temp.add_each(ROW(g, 'x' || g), at)::bytea = tlbf_agg_format3(ROW(g, 'x' || g), at, '1 hour', 0.01, 3000)::bytea FROM keys3;
+
 -- The same bytes from any plan: a parallel one (partial states merged by
 -- OR), groups hashed or sorted, shards united.
 CREATE TABLE big3 AS SELECT g AS key, '2024-01-01 00:00+00'::timestamptz + g * interval '20 ms' AS at
@@ -213,4 +236,4 @@ SELECT tlbf_summary(f) FROM filter3;
 SELECT tlbf_probability(f, 5400, '2024-01-01 03:00+00', NULL, 0.5) FROM filter3;
 SELECT tlbf_union_agg(f) FROM filter3;
 
-DROP TABLE empty3, stream3, filter3, shards3, added3, big3, serial3, hashed3;
+DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, hashed3;

@@ -49,6 +49,10 @@ typedef struct Format3State
 	ExpandedObjectHeader header;
 	TbFilter   *filter;			/* in the header's context; VARSIZE kept */
 	TlbfMemory	memory;
+	ItemHasher *plain;			/* the keys' hasher, once the first key showed
+								 * that it gives their hash (NULL: the
+								 * general path) */
+	bool		plain_checked;
 	int			nheld;
 	HeldKey		held[HELD_KEYS];
 } Format3State;
@@ -172,6 +176,27 @@ state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggcontext)
 }
 
 /*
+ * After a state's first key: hash the next ones with their type's hasher
+ * directly if the general path would (tlbf_key_arg_plain_hasher), checked
+ * once more on this key.  The general path costs more than the rest of a
+ * row (the key's kind found, compared and recorded each time).
+ */
+static void
+take_plain_path(Format3State *state, FunctionCallInfo fcinfo, TlbfHash hash)
+{
+	ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, 1, tb_keys_of(state->filter));
+
+	state->plain_checked = true;
+	if (plain != NULL)
+	{
+		TlbfHash	again = tlbf_hash_item(plain, PG_GETARG_DATUM(1), state->filter->seed);
+
+		if (again.a == hash.a && again.b == hash.b)
+			state->plain = plain;
+	}
+}
+
+/*
  * Add a row.  Rows with a NULL item or time are skipped, as tlbf_add skips
  * them; a group with no other row gives NULL.  The parameters of later
  * rows are not read.  The key is hashed and its time checked now (an
@@ -195,10 +220,17 @@ tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
 	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
 		state_arg(fcinfo, 0, aggcontext);
 	key.at = tlbf_insert_time_arg(fcinfo, 2);
-	(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(state->filter),
-									state->filter->inserted > 0 || state->nheld > 0, true,
-									&key.hash, &basis);
-	tb_record_keys(state->filter, basis);
+	if (state->plain != NULL)
+		key.hash = tlbf_hash_item(state->plain, PG_GETARG_DATUM(1), state->filter->seed);
+	else
+	{
+		(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(state->filter),
+										state->filter->inserted > 0 || state->nheld > 0, true,
+										&key.hash, &basis);
+		tb_record_keys(state->filter, basis);
+		if (!state->plain_checked)
+			take_plain_path(state, fcinfo, key.hash);
+	}
 	tb_prefetch(state->filter, key.hash);
 	if (state->nheld == HELD_KEYS)
 	{

@@ -837,6 +837,27 @@ tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_key
 }
 
 /*
+ * For a call site that adds many keys of one type to one filter (an
+ * aggregate's rows): the hasher that gives argument 'argno' the hash the
+ * general path gives it, tlbf_hash_item(hasher, value, filter_keys.tag),
+ * when the key is one value of a type that is not a row and the filter
+ * records that type's own kind (so no conversion); NULL when the general
+ * path must be taken.  Call it once the filter holds a key of this call.
+ */
+ItemHasher *
+tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys)
+{
+	KeyMatcher *matcher = call_site_matcher(fcinfo);
+	Oid			type = tlbf_arg_type(fcinfo, argno);
+	const TypeFacts *facts = facts_of(matcher, type);
+
+	if (facts->is_row || filter_keys.fields != 1 ||
+		facts->kind == TLBF_KEY_UNRECORDED || tlbf_key_kind(filter_keys, 0) != facts->kind)
+		return NULL;
+	return hasher_for(matcher, type, PG_GET_COLLATION(), false);
+}
+
+/*
  * The same for a key given as the text of each of its fields, as drivers
  * send untyped parameters (tlbf_shared_contains_fields): each field is read
  * as the kind the filter records for it, as a key of type text is.  A
