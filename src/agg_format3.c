@@ -53,7 +53,8 @@ typedef struct Format3State
 								 * that it gives their hash (NULL: the
 								 * general path) */
 	bool		plain_checked;
-	int			nheld;
+	int			nheld;			/* keys held back, held[first] the oldest */
+	int			first;
 	HeldKey		held[HELD_KEYS];
 } Format3State;
 
@@ -94,8 +95,13 @@ static void
 insert_held(Format3State *state)
 {
 	for (int i = 0; i < state->nheld; i++)
-		insert_now(state, state->held[i].hash, state->held[i].at);
+	{
+		HeldKey    *key = &state->held[(state->first + i) % HELD_KEYS];
+
+		insert_now(state, key->hash, key->at);
+	}
 	state->nheld = 0;
+	state->first = 0;
 }
 
 static Size
@@ -234,11 +240,13 @@ tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
 	tb_prefetch(state->filter, key.hash);
 	if (state->nheld == HELD_KEYS)
 	{
-		insert_now(state, state->held[0].hash, state->held[0].at);
-		memmove(&state->held[0], &state->held[1], (HELD_KEYS - 1) * sizeof(HeldKey));
-		state->nheld--;
+		/* the oldest goes in, and its place takes this one */
+		insert_now(state, state->held[state->first].hash, state->held[state->first].at);
+		state->held[state->first] = key;
+		state->first = (state->first + 1) % HELD_KEYS;
 	}
-	state->held[state->nheld++] = key;
+	else
+		state->held[(state->first + state->nheld++) % HELD_KEYS] = key;
 	PG_RETURN_DATUM(EOHPGetRWDatum(&state->header));
 }
 

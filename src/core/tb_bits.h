@@ -72,6 +72,20 @@ tb_key_masks(TlbfHash h, int piece, int k, uint64_t *masks)
 	}
 }
 
+/*
+ * Bits set in a word, without a call: builds for any x86-64 have no
+ * popcnt instruction, and __builtin_popcountll becomes a library call on
+ * every insertion's path.
+ */
+static inline int
+tb_popcount(uint64_t x)
+{
+	x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+	x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (int) ((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
 /* The key's group of lines in a band of 'nlines' groups. */
 static inline uint64_t
 tb_group_of(TlbfHash h, uint64_t nlines)

@@ -326,7 +326,7 @@ set_bits(TbFilter *f, int band, int s, TlbfHash hash, TlbfTime at, const int pie
 	tb_key_masks(hash, piece, k, masks);
 	for (int w = 0; w < piece; w++)
 	{
-		fresh += (uint64_t) __builtin_popcountll(masks[w] & ~words[w]);
+		fresh += (uint64_t) tb_popcount(masks[w] & ~words[w]);
 		words[w] |= masks[w];
 	}
 	b->slot[s].bits += fresh;
