@@ -193,12 +193,17 @@ CREATE TABLE big3 AS SELECT g AS key, '2024-01-01 00:00+00'::timestamptz + g * i
 FROM generate_series(1, 200000) g;
 ANALYZE big3;
 CREATE TABLE serial3 AS SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) AS f FROM big3;
+CREATE TABLE serial3n AS SELECT tlbf_agg_format3(key::numeric, at, '1 hour', 0.01, 200000) AS f FROM big3;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF) SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) FROM big3;
 SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000)::bytea = (SELECT f FROM serial3)::bytea AS parallel_same
+FROM big3;
+-- (an item type with no typed form: the state is internal, serialized)
+SELECT tlbf_agg_format3(key::numeric, at, '1 hour', 0.01, 200000)::bytea = (SELECT f FROM serial3n)::bytea
+       AS parallel_same_numeric
 FROM big3;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
@@ -236,4 +241,4 @@ SELECT tlbf_summary(f) FROM filter3;
 SELECT tlbf_probability(f, 5400, '2024-01-01 03:00+00', NULL, 0.5) FROM filter3;
 SELECT tlbf_union_agg(f) FROM filter3;
 
-DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, hashed3;
+DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, serial3n, hashed3;

@@ -97,23 +97,109 @@ CREATE FUNCTION tlbf_create_format3(span interval,
 COMMENT ON FUNCTION tlbf_create_format3(interval, float8, bigint, boolean) IS
     'an empty filter of format 3 (in development); a declared capacity sizes every generation, so that filters built apart unite bit for bit';
 
--- The state is the filter itself: no final function, no serialization;
--- the transition and combine functions change it in place and refuse to
--- run outside an aggregate.  Not STRICT: the first row makes the state.
--- IMMUTABLE as tlbf_add: a row's bits depend on its key and time alone.
-CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item "any", at timestamptz, span interval,
-                                       error_rate float8, capacity bigint)
+-- For any item type: the state is internal (Citus then gathers the rows:
+-- it splits an aggregate whose state has a type of its own, and cannot
+-- pass an item of type "any" to its workers), serialized for parallel
+-- plans as its filter's bytes.  Not STRICT: the first row makes the
+-- state.  IMMUTABLE as tlbf_add: a row's bits depend on its key and time
+-- alone.  The support functions refuse to run outside an aggregate.
+CREATE FUNCTION tlbf_agg_format3_any_trans(internal, item "any", at timestamptz, span interval,
+                                           error_rate float8, capacity bigint)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_any_final(internal)
     RETURNS tlbf
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_any_combine(internal, internal)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_any_serialize(internal)
+    RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_any_deserialize(bytea, internal)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE tlbf_agg_format3(item "any", at timestamptz, span interval,
+                                  error_rate float8, capacity bigint) (
+    SFUNC = @extschema@.tlbf_agg_format3_any_trans,
+    STYPE = internal,
+    FINALFUNC = @extschema@.tlbf_agg_format3_any_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_any_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_format3_any_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_format3_any_deserialize,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE tlbf_agg_format3("any", timestamptz, interval, float8, bigint) IS
+    'a filter of format 3 (in development) holding every item, seen at its time, for span, at error_rate, with a declared capacity of keys per span';
+
+-- tlbf_agg_format3 for the item types distributed tables are most often
+-- keyed by, as tlbf_agg has them: the state is the filter itself, a tlbf
+-- value (no final function, no serialization), which Citus's workers send
+-- the coordinator, one per shard and group, and which the transition and
+-- combine functions change in place.  Not STRICT: the first row makes the
+-- state.  An untyped literal or parameter resolves to text.  The same
+-- filter as the "any" form gives.
 CREATE FUNCTION tlbf_agg_format3_combine(tlbf, tlbf)
     RETURNS tlbf
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE AGGREGATE tlbf_agg_format3(item "any", at timestamptz, span interval,
+CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item smallint, at timestamptz, span interval,
+                                       error_rate float8, capacity bigint)
+    RETURNS tlbf AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item integer, at timestamptz, span interval,
+                                       error_rate float8, capacity bigint)
+    RETURNS tlbf AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item bigint, at timestamptz, span interval,
+                                       error_rate float8, capacity bigint)
+    RETURNS tlbf AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item text, at timestamptz, span interval,
+                                       error_rate float8, capacity bigint)
+    RETURNS tlbf AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item uuid, at timestamptz, span interval,
+                                       error_rate float8, capacity bigint)
+    RETURNS tlbf AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_trans(tlbf, item bytea, at timestamptz, span interval,
+                                       error_rate float8, capacity bigint)
+    RETURNS tlbf AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE tlbf_agg_format3(item smallint, at timestamptz, span interval,
                                   error_rate float8, capacity bigint) (
     SFUNC = @extschema@.tlbf_agg_format3_trans,
     STYPE = @extschema@.tlbf,
     COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
     PARALLEL = SAFE
 );
-COMMENT ON AGGREGATE tlbf_agg_format3("any", timestamptz, interval, float8, bigint) IS
-    'a filter of format 3 (in development) holding every item, seen at its time, for span, at error_rate, with a declared capacity of keys per span';
+CREATE AGGREGATE tlbf_agg_format3(item integer, at timestamptz, span interval,
+                                  error_rate float8, capacity bigint) (
+    SFUNC = @extschema@.tlbf_agg_format3_trans,
+    STYPE = @extschema@.tlbf,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item bigint, at timestamptz, span interval,
+                                  error_rate float8, capacity bigint) (
+    SFUNC = @extschema@.tlbf_agg_format3_trans,
+    STYPE = @extschema@.tlbf,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item text, at timestamptz, span interval,
+                                  error_rate float8, capacity bigint) (
+    SFUNC = @extschema@.tlbf_agg_format3_trans,
+    STYPE = @extschema@.tlbf,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item uuid, at timestamptz, span interval,
+                                  error_rate float8, capacity bigint) (
+    SFUNC = @extschema@.tlbf_agg_format3_trans,
+    STYPE = @extschema@.tlbf,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item bytea, at timestamptz, span interval,
+                                  error_rate float8, capacity bigint) (
+    SFUNC = @extschema@.tlbf_agg_format3_trans,
+    STYPE = @extschema@.tlbf,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
+    PARALLEL = SAFE
+);

@@ -23,6 +23,15 @@
  * never missing from a value.  nodeAgg keeps a read-write expanded state
  * in place (no copy per row) when it lives in a child of its memory.
  *
+ * Two faces share that state.  The typed forms (an item of smallint,
+ * integer, bigint, text, uuid or bytea) keep it as a tlbf value, which
+ * Citus can split: its workers send the coordinator each shard's filter.
+ * The form of any other item type keeps it as internal, with serialize and
+ * deserialize functions for parallel plans: Citus splits an aggregate whose
+ * state is a type of its own whatever its arguments, and cannot pass an
+ * item of type "any" to its workers' partial aggregate, so it gathers the
+ * rows of this one instead.
+ *
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
@@ -34,6 +43,11 @@
 
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_trans);
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_combine);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_trans);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_final);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_combine);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_serialize);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_deserialize);
 
 /* Keys held back: enough rows of work to cover a miss to memory. */
 #define HELD_KEYS 16
@@ -203,28 +217,17 @@ take_plain_path(Format3State *state, FunctionCallInfo fcinfo, TlbfHash hash)
 }
 
 /*
- * Add a row.  Rows with a NULL item or time are skipped, as tlbf_add skips
- * them; a group with no other row gives NULL.  The parameters of later
- * rows are not read.  The key is hashed and its time checked now (an
- * error names its row), its line prefetched, and it is set when
- * HELD_KEYS more have come, or when the state is read.
+ * Add the row of argument 1 (item) and 2 (time) to a state.  The key is
+ * hashed and its time checked now (an error names its row), its line
+ * prefetched, and it is set when HELD_KEYS more have come, or when the
+ * state is read.
  */
-Datum
-tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
+static void
+add_row(Format3State *state, FunctionCallInfo fcinfo)
 {
-	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_trans");
-	Format3State *state;
 	TlbfKeys	basis;
 	HeldKey		key;
 
-	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
-	{
-		if (PG_ARGISNULL(0))
-			PG_RETURN_NULL();
-		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	}
-	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
-		state_arg(fcinfo, 0, aggcontext);
 	key.at = tlbf_insert_time_arg(fcinfo, 2);
 	if (state->plain != NULL)
 		key.hash = tlbf_hash_item(state->plain, PG_GETARG_DATUM(1), state->filter->seed);
@@ -247,6 +250,28 @@ tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
 	}
 	else
 		state->held[(state->first + state->nheld++) % HELD_KEYS] = key;
+}
+
+/*
+ * Add a row (the typed forms).  Rows with a NULL item or time are
+ * skipped, as tlbf_add skips them; a group with no other row gives NULL.
+ * The parameters of later rows are not read.
+ */
+Datum
+tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_trans");
+	Format3State *state;
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
+		state_arg(fcinfo, 0, aggcontext);
+	add_row(state, fcinfo);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&state->header));
 }
 
@@ -269,4 +294,89 @@ tlbf_agg_format3_combine(PG_FUNCTION_ARGS)
 	insert_held(into);
 	into->filter = tlbf_union_format3_into(into->filter, from.v3, &into->memory);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&into->header));
+}
+
+/* The form of any item type: the same state, as internal. */
+Datum
+tlbf_agg_format3_any_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_any_trans");
+	Format3State *state;
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+	}
+	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
+		(Format3State *) PG_GETARG_POINTER(0);
+	add_row(state, fcinfo);
+	PG_RETURN_POINTER(state);
+}
+
+/* The filter as a new value (the state goes on: a window may add rows). */
+static TbFilter *
+state_value(Format3State *state)
+{
+	TbFilter   *value;
+
+	insert_held(state);
+	value = palloc(VARSIZE(state->filter));
+	memcpy(value, state->filter, VARSIZE(state->filter));
+	return value;
+}
+
+Datum
+tlbf_agg_format3_any_final(PG_FUNCTION_ARGS)
+{
+	(void) aggregate_memory(fcinfo, "tlbf_agg_format3_any_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	PG_RETURN_POINTER(state_value((Format3State *) PG_GETARG_POINTER(0)));
+}
+
+/* Not STRICT (internal): either state may be missing. */
+Datum
+tlbf_agg_format3_any_combine(PG_FUNCTION_ARGS)
+{
+	Format3State *into;
+	Format3State *from;
+
+	(void) aggregate_memory(fcinfo, "tlbf_agg_format3_any_combine");
+	if (PG_ARGISNULL(1))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	if (PG_ARGISNULL(0))
+		PG_RETURN_POINTER(PG_GETARG_POINTER(1));
+	into = (Format3State *) PG_GETARG_POINTER(0);
+	from = (Format3State *) PG_GETARG_POINTER(1);
+	insert_held(into);
+	insert_held(from);
+	into->filter = tlbf_union_format3_into(into->filter, from->filter, &into->memory);
+	PG_RETURN_POINTER(into);
+}
+
+/* The state as the bytes of its filter (STRICT). */
+Datum
+tlbf_agg_format3_any_serialize(PG_FUNCTION_ARGS)
+{
+	(void) aggregate_memory(fcinfo, "tlbf_agg_format3_any_serialize");
+	PG_RETURN_BYTEA_P((bytea *) state_value((Format3State *) PG_GETARG_POINTER(0)));
+}
+
+/* A state from those bytes, checked as any value from outside (STRICT). */
+Datum
+tlbf_agg_format3_any_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_any_deserialize");
+	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+	struct varlena *value = tlbf_validated_copy_any(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
+													ERRCODE_INVALID_BINARY_REPRESENTATION,
+													TLBF_VALUE_AGG_STATE, NULL);
+
+	if (((TbFilter *) value)->version != TB_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("tlbf_agg_format3's states are filters of format 3")));
+	PG_RETURN_POINTER(new_state(aggcontext, (TbFilter *) value));
 }
