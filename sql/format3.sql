@@ -229,6 +229,15 @@ FROM serial3, big3 WHERE at >= '2024-01-01 00:06:40+00';
 SELECT count(*) FILTER (WHERE tlbf_contains(f, g, '2024-01-01 01:06:40+00')) BETWEEN 200 AND 1100 AS near_one_percent
 FROM serial3, generate_series(1000001, 1100000) g;
 
+-- As a window function, both forms: each row's filter holds the rows so
+-- far (the last one, all of them), and earlier results are not changed by
+-- later rows.
+SELECT key, tlbf_info(f)->'inserted' AS inserted, tlbf_contains(f, 5, '2024-01-01 00:00:11+00') AS has_5,
+       tlbf_info(fn)->'inserted' AS inserted_numeric
+FROM (SELECT key, tlbf_agg_format3(key, at, '1 hour', 0.01, 1800) OVER (ORDER BY at) AS f,
+             tlbf_agg_format3(key::numeric, at, '1 hour', 0.01, 1800) OVER (ORDER BY at) AS fn
+      FROM stream3 WHERE key <= 6) w ORDER BY key;
+
 -- Refused: NULL or bad parameters, the support functions outside an
 -- aggregate.
 SELECT tlbf_agg_format3(key, at, NULL, 0.01, 1800) FROM stream3;

@@ -142,8 +142,9 @@ state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
 static Format3State *
 new_state(MemoryContext aggcontext, const TbFilter *filter)
 {
+	/* (small blocks: a hashed aggregation may hold many small states) */
 	MemoryContext memory = AllocSetContextCreate(aggcontext, "tlbf_agg_format3 state",
-												 ALLOCSET_DEFAULT_SIZES);
+												 ALLOCSET_SMALL_SIZES);
 	Format3State *state = MemoryContextAllocZero(memory, sizeof(Format3State));
 
 	EOH_init_header(&state->header, &state_methods, memory);
