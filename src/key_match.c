@@ -90,6 +90,11 @@ struct KeyMatcher
 	CachedHasher hashers[CACHED_HASHERS];
 	int			ntypes;
 	TypeFacts	types[CACHED_TYPES];
+	/* a query's plain path (tlbf_key_arg_hash_query): for these kinds and type */
+	bool		plain_known;
+	TlbfKeys	plain_keys;
+	Oid			plain_type;
+	ItemHasher *plain;			/* NULL: the general path */
 };
 
 KeyMatcher *
@@ -855,6 +860,53 @@ tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_ke
 		facts->kind == TLBF_KEY_UNRECORDED || tlbf_key_kind(filter_keys, 0) != facts->kind)
 		return NULL;
 	return hasher_for(matcher, type, PG_GET_COLLATION(), false);
+}
+
+/*
+ * The hash of argument 'argno' for a query of a filter recording
+ * 'filter_keys' and holding keys or not (tlbf_contains, tlbf_last_seen):
+ * false if it cannot be one of the filter's keys.  A call site asks many
+ * filters of the same kinds, often one filter many times: once the general
+ * path has hashed a key for them, and its type's hasher alone gave the
+ * same hash (tlbf_key_arg_plain_hasher), later keys take that hasher.
+ */
+bool
+tlbf_key_arg_hash_query(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys,
+						bool holds_keys, TlbfHash *hash)
+{
+	KeyMatcher *matcher = call_site_matcher(fcinfo);
+	Oid			type = tlbf_arg_type(fcinfo, argno);
+	TlbfKeys	basis;
+	bool		same_keys = matcher->plain_known && matcher->plain_type == type &&
+		matcher->plain_keys.fields == filter_keys.fields &&
+		matcher->plain_keys.kinds == filter_keys.kinds &&
+		matcher->plain_keys.tag == filter_keys.tag;
+
+	if (same_keys && holds_keys && matcher->plain != NULL)
+	{
+		*hash = tlbf_hash_item(matcher->plain, PG_GETARG_DATUM(argno), filter_keys.tag);
+		return true;
+	}
+	if (!key_hash_for(matcher, type, PG_GET_COLLATION(), PG_GETARG_DATUM(argno), filter_keys,
+					  holds_keys, false, hash, &basis))
+		return false;
+	if (!same_keys && holds_keys)
+	{
+		ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, argno, filter_keys);
+		TlbfHash	again;
+
+		if (plain != NULL)
+		{
+			again = tlbf_hash_item(plain, PG_GETARG_DATUM(argno), filter_keys.tag);
+			if (again.a != hash->a || again.b != hash->b)
+				plain = NULL;
+		}
+		matcher->plain_known = true;
+		matcher->plain_keys = filter_keys;
+		matcher->plain_type = type;
+		matcher->plain = plain;
+	}
+	return true;
 }
 
 /*

@@ -135,13 +135,12 @@ static bool
 holds_key(FunctionCallInfo fcinfo, TlbfValue v, TlbfTime at, int64 window)
 {
 	TlbfHash	hash;
-	TlbfKeys	basis;
 
 	if (v.v3 != NULL)
-		return tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
-										&hash, &basis) &&
+		return tlbf_key_arg_hash_query(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, &hash) &&
 			tb_query(v.v3, hash, at, window);
-	return tlbf_key_arg_hash(fcinfo, 1, v.v2, &hash) && tlbf_query(v.v2, hash, at, window);
+	return tlbf_key_arg_hash_query(fcinfo, 1, tlbf_keys_of(v.v2), v.v2->inserted > 0, &hash) &&
+		tlbf_query(v.v2, hash, at, window);
 }
 
 static int64

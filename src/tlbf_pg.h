@@ -203,6 +203,8 @@ extern bool tlbf_key_arg_legacy_fields_hash(FunctionCallInfo fcinfo, int argno, 
 extern bool tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno,
 									 TlbfKeys filter_keys, bool holds_keys, bool adding,
 									 TlbfHash *hash, TlbfKeys *basis);
+extern bool tlbf_key_arg_hash_query(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys,
+									bool holds_keys, TlbfHash *hash);
 extern ItemHasher *tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno,
 											 TlbfKeys filter_keys);
 extern bool tlbf_key_text_fields_hash_shared(FunctionCallInfo fcinfo, ArrayType *fields,
