@@ -205,7 +205,9 @@ state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggcontext)
 static void
 take_plain_path(Format3State *state, FunctionCallInfo fcinfo, TlbfHash hash)
 {
-	ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, 1, tb_keys_of(state->filter));
+	/* (in the state's memory: the call site's may last one call) */
+	ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, 1, tb_keys_of(state->filter),
+												  state->header.eoh_context);
 
 	state->plain_checked = true;
 	if (plain != NULL)

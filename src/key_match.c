@@ -842,15 +842,19 @@ tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_key
 }
 
 /*
- * For a call site that adds many keys of one type to one filter (an
- * aggregate's rows): the hasher that gives argument 'argno' the hash the
- * general path gives it, tlbf_hash_item(hasher, value, filter_keys.tag),
- * when the key is one value of a type that is not a row and the filter
- * records that type's own kind (so no conversion); NULL when the general
- * path must be taken.  Call it once the filter holds a key of this call.
+ * For a call site that hashes many keys of one type for filters of one
+ * kind (an aggregate's rows, a query's probes): a hasher, new in
+ * 'context', that gives argument 'argno' the hash the general path gives
+ * it, tlbf_hash_item(hasher, value, filter_keys.tag), when the key is one
+ * value of a type that is not a row and the filter records that type's own
+ * kind (so no conversion); NULL when the general path must be taken.  Its
+ * caller keeps it as long as it needs (a call site's memory may last one
+ * call only: Citus calls a transition function through a new FmgrInfo per
+ * row).
  */
 ItemHasher *
-tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys)
+tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys,
+						  MemoryContext context)
 {
 	KeyMatcher *matcher = call_site_matcher(fcinfo);
 	Oid			type = tlbf_arg_type(fcinfo, argno);
@@ -859,7 +863,7 @@ tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_ke
 	if (facts->is_row || filter_keys.fields != 1 ||
 		facts->kind == TLBF_KEY_UNRECORDED || tlbf_key_kind(filter_keys, 0) != facts->kind)
 		return NULL;
-	return hasher_for(matcher, type, PG_GET_COLLATION(), false);
+	return tlbf_item_hasher(type, PG_GET_COLLATION(), context);
 }
 
 /*
@@ -892,7 +896,8 @@ tlbf_key_arg_hash_query(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys
 		return false;
 	if (!same_keys && holds_keys)
 	{
-		ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, argno, filter_keys);
+		ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, argno, filter_keys,
+													  matcher->context);
 		TlbfHash	again;
 
 		if (plain != NULL)

@@ -206,7 +206,7 @@ extern bool tlbf_key_arg_hash_shared(FunctionCallInfo fcinfo, int argno,
 extern bool tlbf_key_arg_hash_query(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys,
 									bool holds_keys, TlbfHash *hash);
 extern ItemHasher *tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno,
-											 TlbfKeys filter_keys);
+											 TlbfKeys filter_keys, MemoryContext context);
 extern bool tlbf_key_text_fields_hash_shared(FunctionCallInfo fcinfo, ArrayType *fields,
 											 TlbfKeys filter_keys, bool holds_keys,
 											 TlbfHash *hash, TlbfKeys *basis);
