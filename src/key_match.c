@@ -868,7 +868,7 @@ tlbf_key_arg_plain_hasher(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_ke
 
 /*
  * The hash of argument 'argno' for a query of a filter recording
- * 'filter_keys' and holding keys or not (tlbf_contains, tlbf_last_seen):
+ * 'filter_keys' and holding keys or not (tlbf_contains, of either format):
  * false if it cannot be one of the filter's keys.  A call site asks many
  * filters of the same kinds, often one filter many times: once the general
  * path has hashed a key for them, and its type's hasher alone gave the

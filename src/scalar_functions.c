@@ -67,14 +67,11 @@ tlbf_create_format3(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(f);
 }
 
-/*
- * Add the key of argument 1 at the time of argument 2 to a writable format 3
- * filter that 'memory' describes (tlbf_add's copy, tlbf_agg_format3's
- * state), and return it: grown through 'memory', it may have moved.
- */
-TbFilter *
-tlbf_format3_add(FunctionCallInfo fcinfo, TbFilter *f, TlbfMemory *memory)
+/* tlbf_add for a format 3 copy: the same steps through its core. */
+static TbFilter *
+add_to_format3(FunctionCallInfo fcinfo, TbFilter *f)
 {
+	TlbfMemory	memory;
 	TlbfStatus	status;
 	TlbfHash	hash;
 	TlbfKeys	basis;
@@ -84,7 +81,8 @@ tlbf_format3_add(FunctionCallInfo fcinfo, TbFilter *f, TlbfMemory *memory)
 	(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(f), f->inserted > 0, true,
 									&hash, &basis);
 	tb_record_keys(f, basis);
-	status = tb_insert(&f, memory, hash, at);
+	tlbf_memory_for(&memory, f, CurrentMemoryContext);
+	status = tb_insert(&f, &memory, hash, at);
 	tlbf_check_core_status(status, truncated, f->truncated);
 	SET_VARSIZE(f, tb_size(f));
 	return f;
@@ -112,10 +110,7 @@ tlbf_add(PG_FUNCTION_ARGS)
 
 	v = tlbf_arg_value_copy(fcinfo, 0);
 	if (v.v3 != NULL)
-	{
-		tlbf_memory_for(&memory, v.v3, CurrentMemoryContext);
-		PG_RETURN_POINTER(tlbf_format3_add(fcinfo, v.v3, &memory));
-	}
+		PG_RETURN_POINTER(add_to_format3(fcinfo, v.v3));
 	f = v.v2;
 	at = tlbf_insert_time_arg(fcinfo, 2);
 	hash = tlbf_key_arg_hash_for_add(fcinfo, 1, f);

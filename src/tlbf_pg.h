@@ -137,10 +137,6 @@ extern Datum tlbf_time_range(TlbfTime lower, TlbfTime upper);
 extern double tlbf_check_prior(double prior);
 extern int64 tlbf_window_arg(FunctionCallInfo fcinfo, int argno, int64 span);
 
-/* scalar_functions.c */
-extern struct TbFilter *tlbf_format3_add(FunctionCallInfo fcinfo, struct TbFilter *f,
-										 TlbfMemory *memory);
-
 /* union.c */
 extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
 extern struct TbFilter *tlbf_union_format3_into(struct TbFilter *into, const struct TbFilter *b,
