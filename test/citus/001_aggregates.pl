@@ -13,40 +13,21 @@ use lib $FindBin::Bin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use TlbfCitus qw(citus_cluster);
+use TlbfCitus qw(citus_cluster visits_tables plan_of yes);
 
 my ($coordinator, @workers) = citus_cluster();
 
 # 400,000 visits of 20,000 users to 12 sites over 80 minutes (the span is
 # an hour), inserted in random order; the same rows in a local table.
-$coordinator->safe_psql('postgres', q{
-	SET TimeZone = 'UTC';
-	SELECT setseed(0.5);
-	CREATE TABLE visits_local AS
-	SELECT (random() * 20000)::bigint AS user_id, (random() * 11)::int AS site,
-	       '2024-01-01 00:00+00'::timestamptz + g * interval '12 ms' AS at
-	FROM generate_series(1, 400000) g ORDER BY random();
-	CREATE TABLE visits (LIKE visits_local);
-	SELECT create_distributed_table('visits', 'user_id');
-	INSERT INTO visits SELECT * FROM visits_local;
-	ANALYZE visits, visits_local;
-});
-
-sub plan_of
-{
-	my ($query) = @_;
-	return $coordinator->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $query");
-}
-
-sub yes { return $coordinator->safe_psql('postgres', $_[0]) eq 't' }
+visits_tables($coordinator, 0.5);
 
 # 1. The partial step runs on the workers.
 my $partial = qr/worker_(binary_)?partial_agg\('public\.tlbf_agg\(bigint,timestamp with time zone,interval\)'/;
-like(plan_of(q{SELECT tlbf_agg(user_id, at, '1 hour') FROM visits}),
+like(plan_of($coordinator, q{SELECT tlbf_agg(user_id, at, '1 hour') FROM visits}),
 	$partial, 'tlbf_agg: the workers run the partial aggregate');
-like(plan_of(q{SELECT site, tlbf_agg(user_id, at, '1 hour') FROM visits GROUP BY site}),
+like(plan_of($coordinator, q{SELECT site, tlbf_agg(user_id, at, '1 hour') FROM visits GROUP BY site}),
 	$partial, 'tlbf_agg grouped by another column: partial aggregates on the workers');
-like(plan_of(q{SELECT user_id, tlbf_agg(user_id, at, '1 hour') FROM visits GROUP BY user_id}),
+like(plan_of($coordinator, q{SELECT user_id, tlbf_agg(user_id, at, '1 hour') FROM visits GROUP BY user_id}),
 	qr/Task.*\n.*Query: SELECT user_id, public\.tlbf_agg\(user_id, at/,
 	'grouped by the distribution column: the whole aggregate runs on the workers');
 
@@ -97,7 +78,7 @@ for my $group ('()', 'site')
 }
 
 # 3. The same bytes as over the local table, for each grouping.
-ok( yes(q{
+ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_agg(user_id, at, '1 hour')::bytea FROM visits)
 	     = (SELECT tlbf_agg(user_id, at, '1 hour' ORDER BY at)::bytea FROM visits_local)}),
 	'no GROUP BY: the bytes of the local ordered aggregate');
@@ -113,14 +94,14 @@ is( $coordinator->safe_psql('postgres', q{
 	FROM d FULL JOIN (SELECT user_id, tlbf_agg(user_id, at, '1 hour' ORDER BY at) f
 	                  FROM visits_local GROUP BY user_id) l USING (user_id)}),
 	't', 'GROUP BY the distribution column: every group the same bytes');
-ok( yes(q{
+ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_agg(user_id::text, at, '1 hour', 0.001)::bytea FROM visits)
 	     = (SELECT tlbf_agg(user_id::text, at, '1 hour', 0.001 ORDER BY at)::bytea FROM visits_local)}),
 	'text items and an error rate: the same bytes');
 
 # An item type without a typed aggregate, and ORDER BY in the call: Citus
 # gathers the rows; still the same filter.
-ok( yes(q{
+ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_agg(user_id::numeric, at, '1 hour')::bytea FROM visits)
 	     = (SELECT tlbf_agg(user_id::numeric, at, '1 hour' ORDER BY at)::bytea FROM visits_local)}),
 	'numeric items (gathered rows): the same bytes');
@@ -134,10 +115,10 @@ $coordinator->safe_psql('postgres', q{
 	CREATE TABLE site_filters_local AS SELECT * FROM site_filters;
 	SELECT create_distributed_table('site_filters', 'site');
 });
-like(plan_of(q{SELECT tlbf_union_agg(f) FROM site_filters}),
+like(plan_of($coordinator, q{SELECT tlbf_union_agg(f) FROM site_filters}),
 	qr/worker_(binary_)?partial_agg\('public\.tlbf_union_agg\(public\.tlbf\)'/,
 	'tlbf_union_agg: the workers run the partial aggregate');
-ok( yes(q{
+ok( yes($coordinator, q{
 	WITH d AS (SELECT tlbf_union_agg(f) AS u FROM site_filters),
 	     l AS (SELECT tlbf_union_agg(f) AS u FROM site_filters_local)
 	SELECT octet_length(d.u::bytea) = octet_length(l.u::bytea)

@@ -14,38 +14,19 @@ use lib $FindBin::Bin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use TlbfCitus qw(citus_cluster);
+use TlbfCitus qw(citus_cluster visits_tables plan_of yes);
 
 my ($coordinator, @workers) = citus_cluster();
 
 # 400,000 visits of 20,000 users to 12 sites over 80 minutes (the span is
 # an hour), inserted in random order; the same rows in a local table.
-$coordinator->safe_psql('postgres', q{
-	SET TimeZone = 'UTC';
-	SELECT setseed(0.25);
-	CREATE TABLE visits_local AS
-	SELECT (random() * 20000)::bigint AS user_id, (random() * 11)::int AS site,
-	       '2024-01-01 00:00+00'::timestamptz + g * interval '12 ms' AS at
-	FROM generate_series(1, 400000) g ORDER BY random();
-	CREATE TABLE visits (LIKE visits_local);
-	SELECT create_distributed_table('visits', 'user_id');
-	INSERT INTO visits SELECT * FROM visits_local;
-	ANALYZE visits, visits_local;
-});
-
-sub plan_of
-{
-	my ($query) = @_;
-	return $coordinator->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $query");
-}
-
-sub yes { return $coordinator->safe_psql('postgres', $_[0]) eq 't' }
+visits_tables($coordinator, 0.25);
 
 # 1. The partial step runs on the workers.
 my $partial = qr/worker_(binary_)?partial_agg\('public\.tlbf_agg_format3\(bigint,timestamp with time zone,interval,double precision,bigint\)'/;
-like(plan_of(q{SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000) FROM visits}),
+like(plan_of($coordinator, q{SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000) FROM visits}),
 	$partial, 'tlbf_agg_format3: the workers run the partial aggregate');
-like(plan_of(q{SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.01, 30000) FROM visits GROUP BY site}),
+like(plan_of($coordinator, q{SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.01, 30000) FROM visits GROUP BY site}),
 	$partial, 'grouped by another column: partial aggregates on the workers');
 
 # 2. What crosses: each shard's partial state, as Citus sends it, against
@@ -78,7 +59,7 @@ is($rows, 400000, 'the shards hold every row');
 cmp_ok($largest, '<=', $result_bytes, "each shard sends at most the result's bytes");
 
 # 3. The same bytes as over the local table, for each grouping.
-ok( yes(q{
+ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000)::bytea FROM visits)
 	     = (SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000)::bytea FROM visits_local)}),
 	'no GROUP BY: the bytes of the local aggregate');
@@ -94,17 +75,17 @@ is( $coordinator->safe_psql('postgres', q{
 	FROM d FULL JOIN (SELECT user_id, tlbf_agg_format3(user_id, at, '1 hour', 0.01, 20) f
 	                  FROM visits_local GROUP BY user_id) l USING (user_id)}),
 	't', 'GROUP BY the distribution column: every group the same bytes');
-ok( yes(q{
+ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_agg_format3(user_id::text, at, '1 hour', 0.001, 300000)::bytea FROM visits)
 	     = (SELECT tlbf_agg_format3(user_id::text, at, '1 hour', 0.001, 300000)::bytea FROM visits_local)}),
 	'text items and another error rate: the same bytes');
-ok( yes(q{
+ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_agg_format3(user_id::numeric, at, '1 hour', 0.01, 300000)::bytea FROM visits)
 	     = (SELECT tlbf_agg_format3(user_id::numeric, at, '1 hour', 0.01, 300000)::bytea FROM visits_local)}),
 	'numeric items (no typed aggregate: Citus gathers the rows): the same bytes');
 
 # 4. Every key of the last hour is found in the distributed result.
-ok( yes(q{
+ok( yes($coordinator, q{
 	SELECT bool_and(tlbf_contains(f, user_id, '2024-01-01 01:20+00'))
 	FROM (SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000) f FROM visits) d,
 	     visits_local WHERE at >= '2024-01-01 00:20+00'}),

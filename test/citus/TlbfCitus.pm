@@ -11,7 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT_OK = qw(citus_cluster);
+our @EXPORT_OK = qw(citus_cluster visits_tables plan_of yes);
 
 # A node listening on localhost (Citus connects to the nodes by TCP), with
 # 'extra' appended to its postgresql.conf, started.  The port
@@ -76,6 +76,41 @@ sub citus_cluster
 	  . $nodes[0]->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'citus'})
 	  . ' on ' . $nodes[0]->safe_psql('postgres', 'SHOW server_version');
 	return @nodes;
+}
+
+# 400,000 visits of 20,000 users to 12 sites over 80 minutes (the span the
+# tests ask is an hour), from random() seeded with 'seed', inserted in
+# random order into a table distributed by user_id (visits); the same rows
+# in a local table (visits_local).
+sub visits_tables
+{
+	my ($coordinator, $seed) = @_;
+	$coordinator->safe_psql('postgres', qq{
+		SET TimeZone = 'UTC';
+		SELECT setseed($seed);
+		CREATE TABLE visits_local AS
+		SELECT (random() * 20000)::bigint AS user_id, (random() * 11)::int AS site,
+		       '2024-01-01 00:00+00'::timestamptz + g * interval '12 ms' AS at
+		FROM generate_series(1, 400000) g ORDER BY random();
+		CREATE TABLE visits (LIKE visits_local);
+		SELECT create_distributed_table('visits', 'user_id');
+		INSERT INTO visits SELECT * FROM visits_local;
+		ANALYZE visits, visits_local;
+	});
+}
+
+# The plan a node gives a query, verbose.
+sub plan_of
+{
+	my ($node, $query) = @_;
+	return $node->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $query");
+}
+
+# Is a query's one value true?
+sub yes
+{
+	my ($node, $query) = @_;
+	return $node->safe_psql('postgres', $query) eq 't';
 }
 
 1;
