@@ -329,7 +329,10 @@ set_bits(TbFilter *f, int band, int s, TlbfHash hash, TlbfTime at, const int pie
 		fresh += (uint64_t) tb_popcount(masks[w] & ~words[w]);
 		words[w] |= masks[w];
 	}
+	/* (a count from outside may be too high: it never passes the pieces' bits) */
 	b->slot[s].bits += fresh;
+	if (b->slot[s].bits > b->nlines * 64 * (uint64_t) piece)
+		b->slot[s].bits = b->nlines * 64 * (uint64_t) piece;
 	/* (out of order: the earliest key's time, for the rate) */
 	if (at < b->slot[s].started)
 		b->slot[s].started = at;

@@ -557,6 +557,37 @@ test_union_into_empty_under_cap(void **state)
 }
 
 /* Every byte of a valid buffer changed in turn: refused or still valid, never read outside. */
+/*
+ * A slot's count of bits set comes from outside with the value: one that
+ * passed validation at its most (all its pieces' bits), its pieces not
+ * full, in a filter that can grow no band: a new key still goes into that
+ * piece, and the filter stays valid (the count never passes the bits its
+ * pieces hold).
+ */
+static void
+test_counted_bits_from_outside(void **state)
+{
+	TbTest		t;
+	TlbfTime	at = START;
+	TbBand	   *b;
+
+	tt_create(&t, HOUR, 0.01, 3000, true);
+	tt_add(&t, 1, at);
+	b = &tb_bands(t.f)[0];
+	for (int s = 0; s < tb_slots(t.f); s++)
+		if (b->slot[s].generation != TB_NO_GENERATION)
+			b->slot[s].bits = b->nlines * 64 * (uint64_t) tb_piece_words(t.f);
+	tb_assert_valid(t.f, "a filter whose count is at its most");
+	t.memory.max_bytes = tb_size(t.f);
+	for (uint64_t k = 2; k < 50; k++)
+	{
+		tt_add(&t, k, at + (TlbfTime) k);
+		tb_assert_valid(t.f, "a key added to a piece counted full");
+		assert_true(tt_has(&t, k, at + (TlbfTime) k));
+	}
+	tt_free(&t);
+}
+
 static void
 test_damage(void **state)
 {
@@ -635,6 +666,7 @@ main(void)
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_cap_never_drops_for_nothing),
 		cmocka_unit_test(test_union_into_empty_under_cap),
+		cmocka_unit_test(test_counted_bits_from_outside),
 		cmocka_unit_test(test_damage),
 	};
 
