@@ -1,9 +1,9 @@
 -- Format 3 (issue 36, in development): values of the one-line layout
 -- (docs/format.md), made by its core and given here in their text form, go
 -- through the text and binary forms and tlbf_add, tlbf_contains,
--- tlbf_retire, tlbf_retirable, tlbf_union, tlbf_info and tlbf_last_seen;
--- tlbf_create_format3 and tlbf_agg_format3 make them; every other function
--- refuses them (0A000) instead of reading them as another layout.
+-- tlbf_retire, tlbf_retirable, tlbf_union, tlbf_union_agg, tlbf_info,
+-- tlbf_summary, tlbf_last_seen and tlbf_probability; tlbf_create_format3
+-- and tlbf_agg_format3 make them.
 SET TimeZone = 'UTC';
 
 -- Empty filters of format 3: span 1 hour (twice: 2 hours), 1%, a guess of
@@ -55,10 +55,12 @@ SELECT tlbf_contains(f, '5400'::text, '2024-01-01 03:00+00') AS text_key,
 SELECT tlbf_contains(f, 'x'::text, '2024-01-01 03:00+00') FROM filter3;
 
 -- tlbf_info: three generations a span of 600 keys each (and the key at
--- 03:00, the newest generation's first), the oldest asked starting an hour
--- before 03:00; one band, of 22.2 bits per live key (sized for 600 keys and
--- their noise, 3 / sqrt(600) more).
-SELECT tlbf_info(f, '2024-01-01 03:00+00')->'live_keys' AS live_keys,
+-- 03:00, the newest generation's first: 1,801 distinct keys, within the
+-- range given), the oldest asked starting an hour before 03:00; one band,
+-- of 22.2 bits per live key (sized for 600 keys and their noise, 3 /
+-- sqrt(600) more).
+SELECT (tlbf_info(f, '2024-01-01 03:00+00')->>'live_keys_low')::float8 <= 1801 AND
+       (tlbf_info(f, '2024-01-01 03:00+00')->>'live_keys_high')::float8 >= 1801 AS live_keys_in_range,
        tlbf_info(f, '2024-01-01 03:00+00')->>'oldest_live' AS oldest_live,
        tlbf_info(f)->'band_count' AS bands,
        (tlbf_info(f, '2024-01-01 03:00+00')->'bits_per_live_key')::float8 BETWEEN 15 AND 23 AS bits_per_key
@@ -223,6 +225,31 @@ RESET enable_hashagg;
 SELECT tlbf_union(tlbf_union(a.f, b.f), c.f)::bytea =
        (SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) FROM big3)::bytea AS parts_unite
 FROM hashed3 a, hashed3 b, hashed3 c WHERE a.part = 0 AND b.part = 1 AND c.part = 2;
+-- tlbf_union_agg unites them into the same bytes, in any order, with NULL
+-- rows, and from a parallel plan (20 parts of one declared capacity, each
+-- a partial state's union, united again by OR); NULL when there is nothing
+-- to unite; formats 1 and 2 do not join a union of format 3 (either way).
+SELECT tlbf_union_agg(h.f ORDER BY part)::bytea = (SELECT f FROM serial3)::bytea AS union_agg_same,
+       tlbf_union_agg(h.f ORDER BY part DESC)::bytea = (SELECT f FROM serial3)::bytea AS backwards_same
+FROM (SELECT part, f FROM hashed3 UNION ALL SELECT 3, NULL) h;
+CREATE TABLE parts3 AS SELECT key % 20 AS part, tlbf_agg_format3(key, at, '1 hour', 0.01, 200000) AS f
+FROM big3 GROUP BY key % 20;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT tlbf_union_agg(f) FROM parts3;
+SELECT tlbf_union_agg(f)::bytea = (SELECT f FROM serial3)::bytea AS parallel_union_same FROM parts3;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+SELECT tlbf_union_agg(f) IS NULL AS nothing_to_unite FROM parts3 WHERE part < 0;
+SELECT tlbf_union_agg(f ORDER BY part) FROM (SELECT part, f FROM parts3 UNION ALL SELECT 20, tlbf_create('1 hour')) u;
+SELECT tlbf_union_agg(f ORDER BY part) FROM (SELECT part, f FROM parts3 UNION ALL SELECT -1, tlbf_create('1 hour')) u;
+SELECT tlbf_union_agg(f) FROM empty3;
 -- every key of the last hour found, ~1% of 100,000 others
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, '2024-01-01 01:06:40+00')) AS missed
 FROM serial3, big3 WHERE at >= '2024-01-01 00:06:40+00';
@@ -238,6 +265,73 @@ FROM (SELECT key, tlbf_agg_format3(key, at, '1 hour', 0.01, 1800) OVER (ORDER BY
              tlbf_agg_format3(key::numeric, at, '1 hour', 0.01, 1800) OVER (ORDER BY at) AS fn
       FROM stream3 WHERE key <= 6) w ORDER BY key;
 
+-- tlbf_summary and tlbf_info count the distinct keys of the generations a
+-- query asks, once each however many generations they came back in (the
+-- OR of their pieces), with a range of two standard deviations either
+-- side: 100 filters of 2,000 distinct keys each, added one to three times
+-- over the hour.
+SELECT tlbf_summary(f, '2024-01-01 03:00+00') FROM filter3;
+CREATE TABLE counted3 AS
+SELECT r, tlbf_agg_format3(k + r * 1000000, '2024-01-01 00:00+00'::timestamptz + ((k * 7 + j * 1237 + r) % 3600) * interval '1 s',
+                           '1 hour', 0.01, 8000) AS f
+FROM generate_series(1, 100) r, generate_series(1, 2000) k, generate_series(1, 1 + k % 3) j GROUP BY r;
+SELECT count(*) FILTER (WHERE (i->>'live_keys_low')::float8 <= 2000 AND 2000 <= (i->>'live_keys_high')::float8)
+         >= 85 AS range_holds_the_count,
+       max(abs((i->>'live_keys_estimate')::float8 - 2000)) < 40 AS estimate_within_2_percent,
+       min((i->>'inserted')::int) AS fewest_insertions
+FROM (SELECT tlbf_info(f, '2024-01-01 01:00+00') AS i FROM counted3) s;
+
+-- tlbf_probability (core/tb_infer.c): a generation's piece gives the
+-- chance of a key's bits exactly, and its times where the window starts.
+-- A stream of 2.5 hours, one key a second: a third from an audience of
+-- 1,000 that comes back every 50 minutes, the rest new.  Asked for every
+-- key of the stream and 20,000 never added, with the share of them added
+-- within the window as the prior: calibrated (in every tenth with 100
+-- keys or more, the share really within the window is within 0.1 of the
+-- mean probability), no key within the window given 0, and no worse than
+-- the paper's layout on the same stream (Brier scores; format 2's filter
+-- of the same error rate).
+CREATE TABLE events3 AS
+SELECT CASE WHEN i % 3 = 0 THEN (i * 7919) % 3000 ELSE 100000 + i END AS key,
+       '2024-01-01 00:00+00'::timestamptz + i * interval '1 s' AS at
+FROM generate_series(1, 9000) i;
+CREATE TABLE inferred3 AS
+SELECT 3 AS format, tlbf_agg_format3(key, at, '1 hour', 0.05, 6000) AS f FROM events3
+UNION ALL SELECT 2, tlbf_agg(key, at, '1 hour', 0.05) FROM events3;
+CREATE TABLE asked3 AS
+SELECT key, max(at) AS last FROM events3 GROUP BY key
+UNION ALL SELECT g, NULL FROM generate_series(500000, 520000) g;
+CREATE TABLE answers3 AS
+WITH windows AS MATERIALIZED (
+  SELECT within, (SELECT count(*) FILTER (WHERE last >= '2024-01-01 02:30+00'::timestamptz - within)::float8
+                         / count(*) FROM asked3) AS base_rate
+  FROM (VALUES (interval '1 hour'), (interval '45 minutes'), (interval '10 minutes')) w(within))
+SELECT w.within, i.format, a.key, coalesce(a.last >= '2024-01-01 02:30+00'::timestamptz - w.within, false) AS truly,
+       tlbf_probability(i.f, a.key, '2024-01-01 02:30+00', w.within, w.base_rate) AS p
+FROM windows w, inferred3 i, asked3 a;
+SELECT within, bool_and(abs(predicted - observed) < 0.1) AS calibrated
+FROM (SELECT within, avg(p) AS predicted, avg(truly::int) AS observed
+      FROM answers3 WHERE format = 3 AND p > 0 GROUP BY within, width_bucket(p, 0, 1.000001, 10)
+      HAVING count(*) >= 100) b
+GROUP BY within ORDER BY within;
+SELECT within, count(*) FILTER (WHERE format = 3 AND truly AND p = 0) AS missed,
+       avg((p - truly::int) ^ 2) FILTER (WHERE format = 3)
+         <= avg((p - truly::int) ^ 2) FILTER (WHERE format = 2) AS brier_no_worse_than_format_2
+FROM answers3 GROUP BY within ORDER BY within;
+-- a key added at 01:25:01 only, asked over the hour before 02:30: its
+-- generation (01:20 to 01:40) lies half before the window, so about even
+SELECT tlbf_probability(f, 100000 + 5101, '2024-01-01 02:30+00', '1 hour', 0.25) BETWEEN 0.3 AND 0.7 AS about_even,
+       tlbf_probability(f, 100000 + 8900, '2024-01-01 02:30+00', '1 hour', 0.25) > 0.95 AS recent_sure,
+       tlbf_probability(f, 100000 + 8900, '2024-01-01 02:30+00', '1 hour', 0) AS prior_zero,
+       tlbf_probability(f, 100000 + 8900, '2024-01-01 02:30+00', '1 hour', 1) AS prior_one,
+       tlbf_probability(f, 100000 + 8900, '2024-01-01 02:30+00', NULL, 0.25) =
+         tlbf_probability(f, 100000 + 8900, '2024-01-01 02:30+00', '1 hour', 0.25) AS null_within_is_span,
+       tlbf_probability(f, NULL::int, '2024-01-01 02:30+00') IS NULL AS null_item
+FROM inferred3 WHERE format = 3;
+SELECT tlbf_probability(f, 1, '2024-01-01 02:30+00', '2 hours') FROM inferred3 WHERE format = 3;
+SELECT tlbf_probability(f, 1, '2024-01-01 02:30+00', prior => 1.5) FROM inferred3 WHERE format = 3;
+SELECT tlbf_probability(f, 'x'::text, '2024-01-01 02:30+00') FROM inferred3 WHERE format = 3;
+
 -- Refused: NULL or bad parameters, the support functions outside an
 -- aggregate.
 SELECT tlbf_agg_format3(key, at, NULL, 0.01, 1800) FROM stream3;
@@ -245,9 +339,5 @@ SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 0) FROM stream3;
 SELECT tlbf_agg_format3_trans(NULL, 1, now(), '1 hour', 0.01, 1800);
 SELECT tlbf_agg_format3_combine(f, f) FROM added3;
 
--- Every other function refuses a value of format 3 (0A000), by name.
-SELECT tlbf_summary(f) FROM filter3;
-SELECT tlbf_probability(f, 5400, '2024-01-01 03:00+00', NULL, 0.5) FROM filter3;
-SELECT tlbf_union_agg(f) FROM filter3;
 
-DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, serial3n, hashed3;
+DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, serial3n, hashed3, parts3, counted3, events3, inferred3, asked3, answers3;

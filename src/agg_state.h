@@ -19,13 +19,13 @@ extern MemoryContext tlbf_aggregate_context(FunctionCallInfo fcinfo, const char 
 extern TlbfAggState *tlbf_agg_state_create(MemoryContext context);
 extern void tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo,
 								   MemoryContext context);
-extern void tlbf_agg_state_add_filter(TlbfAggState *state, const Tlbf *f,
+extern void tlbf_agg_state_add_filter(TlbfAggState *state, TlbfValue f,
 									  MemoryContext context);
 extern void tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from,
 								   MemoryContext context);
 extern bytea *tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context);
 extern TlbfAggState *tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context,
 												bool check_rows);
-extern Tlbf *tlbf_agg_state_result(TlbfAggState *state, MemoryContext context);
+extern struct varlena *tlbf_agg_state_result(TlbfAggState *state, MemoryContext context);
 
 #endif							/* TLBF_AGG_STATE_H */

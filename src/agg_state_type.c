@@ -167,7 +167,7 @@ tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
 	expanded = state_to_change(fcinfo, aggregate);
-	tlbf_agg_state_add_filter(expanded->state, tlbf_arg_readonly(fcinfo, 1),
+	tlbf_agg_state_add_filter(expanded->state, tlbf_arg_value(fcinfo, 1),
 							  expanded->hdr.eoh_context);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
 }
@@ -202,7 +202,7 @@ tlbf_agg_typed_final(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_final");
 	ExpandedState *expanded = state_arg(fcinfo, 0, aggregate);
-	Tlbf	   *result;
+	struct varlena *result;
 
 	if (expanded == NULL)
 		PG_RETURN_NULL();

@@ -49,7 +49,8 @@
  * settles the state into one filter and keeps that, so that it can run
  * again on the same state.
  *
- * tlbf_union_agg keeps a list of filters to merge once, at the end.
+ * tlbf_union_agg keeps a list of filters to merge once, at the end; filters
+ * of format 3 (core/tb.h) merge exactly by OR as they come, into one.
  *
  *-------------------------------------------------------------------------
  */
@@ -63,6 +64,8 @@
 #include "nodes/parsenodes.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
+
+#include "core/tb.h"
 
 PG_FUNCTION_INFO_V1(tlbf_agg_trans);
 PG_FUNCTION_INFO_V1(tlbf_union_agg_trans);
@@ -132,6 +135,10 @@ typedef struct TlbfAggState
 	MemoryContext owned_in;		/* set if only this state points to its
 								 * parts and received rows, which live in
 								 * this context */
+
+	/* tlbf_union_agg's inputs of format 3, merged as they come */
+	TbFilter   *union3;
+	TlbfMemory	union3_memory;	/* how it may grow */
 } TlbfAggState;
 
 /* The memory of the aggregate 'function' runs in; ERROR outside one. */
@@ -734,11 +741,55 @@ tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryConte
 	state->has_rows = true;
 }
 
-/* tlbf_union_agg(f): keep a copy of each filter to merge at the end. */
-void
-tlbf_agg_state_add_filter(TlbfAggState *state, const Tlbf *f, MemoryContext context)
+/* Does the state hold rows or filters of formats 1 and 2? */
+static bool
+holds_paper_layout(const TlbfAggState *state)
 {
-	add_part(state, copy_in(f, context), context);
+	return state->growing != NULL || state->waiting || state->nparts > 0 ||
+		state->nreceived > 0 || state->sorter != NULL || state->sending != NULL;
+}
+
+/*
+ * A filter of format 3 joins the state's union of them: the first is
+ * copied (or taken, if 'take' and it lives in 'context'), later ones OR'ed
+ * in.  A state holds filters of one layout only, as tlbf_union takes.
+ */
+static void
+add_format3(TlbfAggState *state, TbFilter *f, bool take, MemoryContext context)
+{
+	if (holds_paper_layout(state))
+		tlbf_refuse_mixed_formats();
+	if (state->union3 == NULL)
+	{
+		if (!take)
+		{
+			TbFilter   *copy = MemoryContextAlloc(context, VARSIZE(f));
+
+			memcpy(copy, f, VARSIZE(f));
+			f = copy;
+		}
+		state->union3 = f;
+		tlbf_memory_for(&state->union3_memory, f, context);
+		return;
+	}
+	state->union3 = tlbf_union_format3_into(state->union3, f, &state->union3_memory);
+}
+
+/*
+ * tlbf_union_agg(f): keep a copy of each filter of formats 1 and 2 to merge
+ * at the end; merge one of format 3 now.
+ */
+void
+tlbf_agg_state_add_filter(TlbfAggState *state, TlbfValue f, MemoryContext context)
+{
+	if (f.v3 != NULL)
+	{
+		add_format3(state, f.v3, false, context);
+		return;
+	}
+	if (state->union3 != NULL)
+		tlbf_refuse_mixed_formats();
+	add_part(state, copy_in(f.v2, context), context);
 }
 
 TlbfAggState *
@@ -783,15 +834,14 @@ tlbf_union_agg_trans(PG_FUNCTION_ARGS)
 	}
 	if (state == NULL)
 		state = new_state(context);
-	tlbf_agg_state_add_filter(state, tlbf_arg_readonly(fcinfo, 1), context);
+	tlbf_agg_state_add_filter(state, tlbf_arg_value(fcinfo, 1), context);
 	PG_RETURN_POINTER(state);
 }
 
 static bool
 state_is_empty(const TlbfAggState *state)
 {
-	return state->growing == NULL && !state->waiting && state->nparts == 0 &&
-		state->nreceived == 0 && state->sorter == NULL && state->sending == NULL;
+	return !holds_paper_layout(state) && state->union3 == NULL;
 }
 
 /* The state's filters as one new value (the state holds the same rows). */
@@ -823,12 +873,19 @@ state_value(TlbfAggState *state, MemoryContext context)
  * NULL when the state holds no row and no filter.  The state settles into
  * one filter (see the file's header) and may be asked again.
  */
-Tlbf *
+struct varlena *
 tlbf_agg_state_result(TlbfAggState *state, MemoryContext context)
 {
+	if (state->union3 != NULL)
+	{
+		struct varlena *copy = palloc(VARSIZE(state->union3));
+
+		memcpy(copy, state->union3, VARSIZE(state->union3));
+		return copy;
+	}
 	if (state_is_empty(state))
 		return NULL;
-	return state_value(state, context);
+	return (struct varlena *) state_value(state, context);
 }
 
 Datum
@@ -836,7 +893,7 @@ tlbf_agg_final(PG_FUNCTION_ARGS)
 {
 	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_final");
 	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
-	Tlbf	   *result = state == NULL ? NULL : tlbf_agg_state_result(state, context);
+	struct varlena *result = state == NULL ? NULL : tlbf_agg_state_result(state, context);
 
 	if (result == NULL)
 		PG_RETURN_NULL();
@@ -893,6 +950,14 @@ tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from, MemoryContext con
 {
 	bool		owned = from->owned_in == context;
 
+	if (from->union3 != NULL)
+	{
+		add_format3(into, from->union3, owned, context);
+		if (owned)
+			from->union3 = NULL;
+	}
+	if (into->union3 != NULL && holds_paper_layout(from))
+		tlbf_refuse_mixed_formats();
 	if (into->params.span == 0)
 		into->params = from->params;
 	join_keys(into, from->keys);
@@ -983,6 +1048,9 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 {
 	bool		only_rows = state->nparts == 0 && state->nreceived == 0;
 
+	if (state->union3 != NULL)
+		return (bytea *) state->union3;
+
 	if (only_rows && state->course == AGG_SENDING)
 		return tlbf_row_stream_bytes(state->sending, &state->params, state->keys);
 	if (only_rows && log_is_sendable(state))
@@ -1052,12 +1120,16 @@ tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context, bool check
 	else
 	{
 		MemoryContext old = MemoryContextSwitchTo(context);
+		TlbfValue	f = tlbf_value_of(tlbf_validated_copy_any(VARDATA_ANY(bytes),
+															   VARSIZE_ANY_EXHDR(bytes),
+															   ERRCODE_INVALID_BINARY_REPRESENTATION,
+															   TLBF_VALUE_AGG_STATE, NULL));
 
-		add_part(state, tlbf_validated_copy(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
-											ERRCODE_INVALID_BINARY_REPRESENTATION,
-											TLBF_VALUE_AGG_STATE, NULL),
-				 context);
 		MemoryContextSwitchTo(old);
+		if (f.v3 != NULL)
+			add_format3(state, f.v3, true, context);
+		else
+			add_part(state, f.v2, context);
 	}
 	state->owned_in = context;
 	return state;

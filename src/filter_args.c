@@ -136,8 +136,8 @@ paper_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
 }
 
 /* The parts of a validated value of any format. */
-static TlbfValue
-value_of(struct varlena *value)
+TlbfValue
+tlbf_value_of(struct varlena *value)
 {
 	TlbfValue	v = {NULL, NULL};
 
@@ -171,14 +171,6 @@ tlbf_validated_copy_any(const char *data, Size len, int sqlstate, TlbfValueSourc
 	SET_VARSIZE(value, VARHDRSZ + len);
 	memcpy(VARDATA(value), data, len);
 	return validated_soft(value, sqlstate, source, escontext);
-}
-
-/* The same, for a caller that reads formats 1 and 2 only (an aggregate's state). */
-Tlbf *
-tlbf_validated_copy(const char *data, Size len, int sqlstate, TlbfValueSource source,
-					Node *escontext)
-{
-	return paper_layout_only(NULL, tlbf_validated_copy_any(data, len, sqlstate, source, escontext));
 }
 
 /*
@@ -236,14 +228,14 @@ tlbf_arg_copy(FunctionCallInfo fcinfo, int argno)
 TlbfValue
 tlbf_arg_value(FunctionCallInfo fcinfo, int argno)
 {
-	return value_of(readonly_any(fcinfo, (struct varlena *) PG_GETARG_POINTER(argno)));
+	return tlbf_value_of(readonly_any(fcinfo, (struct varlena *) PG_GETARG_POINTER(argno)));
 }
 
 /* A private, modifiable copy of a filter argument of any format. */
 TlbfValue
 tlbf_arg_value_copy(FunctionCallInfo fcinfo, int argno)
 {
-	return value_of(validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
+	return tlbf_value_of(validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
 							  ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT));
 }
 

@@ -113,21 +113,36 @@ tlbf_last_seen_range(PG_FUNCTION_ARGS)
 /*
  * tlbf_probability(f, item, at, within, prior): the probability that item
  * was added within 'within' (NULL: the span) before at, given the bits the
- * query reads and the prior probability that it was.
+ * query reads and the prior probability that it was.  Of format 3, the
+ * model of core/tb_infer.c.
  */
 Datum
 tlbf_probability(PG_FUNCTION_ARGS)
 {
+	TlbfValue	v;
 	Tlbf	   *f;
 	TlbfTime	at;
 	int64		window;
 	double		prior;
 	TlbfHash	hash;
+	TlbfKeys	basis;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
 		PG_RETURN_NULL();
-	f = tlbf_arg_readonly(fcinfo, 0);
+	v = tlbf_arg_value(fcinfo, 0);
 	at = tlbf_time_arg(fcinfo, 2);
+
+	/* format 3: its own model (core/tb_infer.c) */
+	if (v.v3 != NULL)
+	{
+		window = tlbf_window_arg(fcinfo, 3, v.v3->span);
+		prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
+		if (!tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
+									  &hash, &basis))
+			PG_RETURN_FLOAT8(0.0);
+		PG_RETURN_FLOAT8(tb_posterior(v.v3, hash, at, window, prior));
+	}
+	f = v.v2;
 	window = tlbf_window_arg(fcinfo, 3, f->span);
 	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
 	if (!tlbf_key_arg_hash(fcinfo, 1, f, &hash))

@@ -97,15 +97,15 @@ append_per(StringInfo out, const char *key, uint64 bits, double per)
  * more about the precision than decimals would.
  */
 static void
-append_live_keys(StringInfo out, const TlbfStats *stats)
+append_live_keys(StringInfo out, double estimate, double low, double high, uint64 bits)
 {
-	append_float(out, "live_keys_estimate", round(stats->live_keys));
+	append_float(out, "live_keys_estimate", round(estimate));
 	appendStringInfoString(out, ", ");
-	append_float(out, "live_keys_low", round(stats->live_keys_low));
+	append_float(out, "live_keys_low", round(low));
 	appendStringInfoString(out, ", ");
-	append_float(out, "live_keys_high", round(stats->live_keys_high));
+	append_float(out, "live_keys_high", round(high));
 	appendStringInfoString(out, ", ");
-	append_per(out, "bits_per_live_key", stats->bits, stats->live_keys);
+	append_per(out, "bits_per_live_key", bits, estimate);
 }
 
 /* The first fields of tlbf_info(), the same for every format. */
@@ -138,7 +138,7 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 	appendStringInfo(&out, ", \"bits\": " UINT64_FORMAT ", \"bytes\": %u",
 					 stats.bits, (unsigned) VARSIZE(f));
 	appendStringInfo(&out, ", \"inserted\": " UINT64_FORMAT ", ", f->inserted);
-	append_live_keys(&out, &stats);
+	append_live_keys(&out, stats.live_keys, stats.live_keys_low, stats.live_keys_high, stats.bits);
 	appendStringInfoString(&out, ", ");
 	append_float(&out, "live_items_estimate", round(stats.live_items * 10) / 10);
 	appendStringInfoString(&out, ", ");
@@ -154,35 +154,20 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
 }
 
 /*
- * tlbf_info of a format 3 filter (core/tb.h): its parameters, and per band
- * its generations, each with its start, its keys and whether a query at
- * 'at' over the span asks it.  Its live keys are those of the generations
- * asked, each counted once per generation it was added in.
+ * tlbf_info of a format 3 filter (core/tb.h): its parameters, the distinct
+ * keys of the generations a query at 'at' over the span asks (tb_live_keys),
+ * and per band its generations, each with its start, its keys and whether
+ * that query asks it.
  */
 static Datum
 info_jsonb_format3(const TbFilter *f, TlbfTime at)
 {
 	StringInfoData out;
 	uint64		bits = (uint64) (tb_size(f) - tb_lines_offset(f->nbands)) * 8;
-	uint64		live_keys = 0;
-	TlbfTime	oldest_live = TLBF_NEVER;
-	TlbfTime	after = at - f->span - f->length;
+	TbLiveKeys	live;
 
+	tb_live_keys(f, at, &live);
 	initStringInfo(&out);
-	for (int i = 0; i < f->nbands; i++)
-		for (int s = 0; s < TB_MAX_SLOTS; s++)
-		{
-			const TbSlot *slot = &tb_bands(f)[i].slot[s];
-
-			if (slot->generation != TB_NO_GENERATION &&
-				slot->generation * f->length <= at && slot->generation * f->length > after)
-			{
-				live_keys = tlbf_add_saturating(live_keys,
-												tb_keys_of_bits(f, slot->bits, tb_bands(f)[i].nlines));
-				if (oldest_live == TLBF_NEVER || slot->generation * f->length < oldest_live)
-					oldest_live = slot->generation * f->length;
-			}
-		}
 	append_opening(&out, f->version, f->seed, tb_keys_of(f), f->inserted, f->error_rate, f->span);
 	appendStringInfo(&out, ", \"generations\": %u, ", f->generations);
 	append_float(&out, "generation_length", (double) f->length / USECS_PER_SEC);
@@ -192,13 +177,12 @@ info_jsonb_format3(const TbFilter *f, TlbfTime at)
 					 f->capacity, (f->flags & TB_DECLARED) ? "true" : "false");
 	appendStringInfo(&out, ", \"band_count\": %u, \"bits\": " UINT64_FORMAT ", \"bytes\": %u",
 					 f->nbands, bits, (unsigned) VARSIZE(f));
-	appendStringInfo(&out, ", \"inserted\": " UINT64_FORMAT ", \"live_keys\": " UINT64_FORMAT ", ",
-					 f->inserted, live_keys);
-	append_per(&out, "bits_per_live_key", bits, (double) live_keys);
+	appendStringInfo(&out, ", \"inserted\": " UINT64_FORMAT ", ", f->inserted);
+	append_live_keys(&out, live.estimate, live.low, live.high, bits);
 	appendStringInfoString(&out, ", ");
 	append_time(&out, "newest", f->newest);
 	appendStringInfoString(&out, ", ");
-	append_time(&out, "oldest_live", oldest_live);
+	append_time(&out, "oldest_live", live.oldest_live);
 	appendStringInfo(&out, ", \"truncated\": " UINT64_FORMAT ", \"bands\": [", f->truncated);
 	for (int i = 0; i < f->nbands; i++)
 	{
@@ -217,8 +201,7 @@ info_jsonb_format3(const TbFilter *f, TlbfTime at)
 			append_time(&out, "start", slot->generation * f->length);
 			appendStringInfo(&out, ", \"keys\": " UINT64_FORMAT ", \"live\": %s}",
 							 tb_keys_of_bits(f, slot->bits, b->nlines),
-							 slot->generation * f->length <= at &&
-							 slot->generation * f->length > after ? "true" : "false");
+							 tb_generation_is_live(f, slot->generation, at) ? "true" : "false");
 			first = false;
 		}
 		appendStringInfoString(&out, "]}");
@@ -282,18 +265,51 @@ append_span(StringInfo out, int64 span)
  * nobody takes a count of insertions, or a guess, for an exact count.
  */
 static void
-append_live_keys_text(StringInfo out, const TlbfStats *stats)
+append_live_keys_text(StringInfo out, double live_keys, double low, double high)
 {
-	double		estimate = round(stats->live_keys);
+	double		estimate = round(live_keys);
 
-	if (round(stats->live_keys_high) == 0)
+	if (round(high) == 0)
 	{
 		appendStringInfoString(out, "no live keys");
 		return;
 	}
 	appendStringInfo(out, "~%.0f distinct live %s (%.0f to %.0f)", estimate,
-					 estimate == 1 ? "key" : "keys",
-					 round(stats->live_keys_low), round(stats->live_keys_high));
+					 estimate == 1 ? "key" : "keys", round(low), round(high));
+}
+
+/* What the line says after the live keys, for every format. */
+static void
+append_summary_end(StringInfo out, Size bytes, TlbfTime newest, uint64 truncated)
+{
+	appendStringInfo(out, ", %zu bytes, ", bytes);
+	if (newest == TLBF_NEVER)
+		appendStringInfoString(out, "nothing added");
+	else
+		appendStringInfo(out, "newest %s", timestamptz_to_str(newest));
+	if (truncated > 0)
+		appendStringInfo(out, ", truncated " UINT64_FORMAT, truncated);
+	appendStringInfoChar(out, ')');
+}
+
+/*
+ * Of format 3: its generations a span in place of the paper's l, e.g.
+ * tlbf(span 1 hour, format 3, k 8, 3 generations, ~5400 distinct live keys (5311 to 5490), 22592 bytes, newest ...)
+ */
+static text *
+summary_format3(const TbFilter *f, TlbfTime at)
+{
+	TbLiveKeys	live;
+	StringInfoData out;
+
+	tb_live_keys(f, at, &live);
+	initStringInfo(&out);
+	appendStringInfoString(&out, "tlbf(span ");
+	append_span(&out, f->span);
+	appendStringInfo(&out, ", format 3, k %u, %u generations, ", f->k, f->generations);
+	append_live_keys_text(&out, live.estimate, live.low, live.high);
+	append_summary_end(&out, VARSIZE(f), f->newest, f->truncated);
+	return cstring_to_text_with_len(out.data, out.len);
 }
 
 /*
@@ -304,24 +320,20 @@ append_live_keys_text(StringInfo out, const TlbfStats *stats)
 Datum
 tlbf_summary(PG_FUNCTION_ARGS)
 {
-	Tlbf	   *f = tlbf_arg_readonly(fcinfo, 0);
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
+	Tlbf	   *f = v.v2;
 	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
 	TlbfStats	stats;
 	StringInfoData out;
 
+	if (v.v3 != NULL)
+		PG_RETURN_TEXT_P(summary_format3(v.v3, at));
 	tlbf_stats(f, at, &stats);
 	initStringInfo(&out);
 	appendStringInfoString(&out, "tlbf(span ");
 	append_span(&out, f->span);
 	appendStringInfo(&out, ", k %u, l %u, ", f->k, f->l);
-	append_live_keys_text(&out, &stats);
-	appendStringInfo(&out, ", %u bytes, ", (unsigned) VARSIZE(f));
-	if (f->newest == TLBF_NEVER)
-		appendStringInfoString(&out, "nothing added");
-	else
-		appendStringInfo(&out, "newest %s", timestamptz_to_str(f->newest));
-	if (f->truncated > 0)
-		appendStringInfo(&out, ", truncated " UINT64_FORMAT, f->truncated);
-	appendStringInfoChar(&out, ')');
+	append_live_keys_text(&out, stats.live_keys, stats.live_keys_low, stats.live_keys_high);
+	append_summary_end(&out, VARSIZE(f), f->newest, f->truncated);
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
 }

@@ -94,14 +94,13 @@ typedef struct TlbfValue
 
 extern CallCache *tlbf_call_cache(FunctionCallInfo fcinfo);
 extern Tlbf *tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw);
+extern TlbfValue tlbf_value_of(struct varlena *value);
 extern TlbfValue tlbf_arg_value(FunctionCallInfo fcinfo, int argno);
 extern TlbfValue tlbf_arg_value_copy(FunctionCallInfo fcinfo, int argno);
 extern struct varlena *tlbf_validated_copy_any(const char *data, Size len, int sqlstate,
 											   TlbfValueSource source, Node *escontext);
 extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
 extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
-extern Tlbf *tlbf_validated_copy(const char *data, Size len, int sqlstate,
-								 TlbfValueSource source, Node *escontext);
 extern Size tlbf_filter_bytes_cap(void);
 extern void tlbf_check_filter_bytes(const Tlbf *f);
 extern void tlbf_memory_for(TlbfMemory *memory, const void *value, MemoryContext context);
@@ -141,6 +140,7 @@ extern int64 tlbf_window_arg(FunctionCallInfo fcinfo, int argno, int64 span);
 extern Tlbf *tlbf_merge_values(const Tlbf *const *inputs, int n);
 extern struct TbFilter *tlbf_union_format3_into(struct TbFilter *into, const struct TbFilter *b,
 												TlbfMemory *memory);
+extern void tlbf_refuse_mixed_formats(void);	/* raises an ERROR */
 
 /* The fields of a composite value (datum_hash.c). */
 typedef struct RowFields

@@ -187,6 +187,17 @@ tlbf_union_format3_into(TbFilter *into, const TbFilter *b, TlbfMemory *memory)
 	return into;
 }
 
+/* Formats 1 and 2 and format 3 do not merge (tlbf_union, tlbf_union_agg). */
+void
+tlbf_refuse_mixed_formats(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("cannot merge a tlbf filter of format 3 with one of format 1 or 2"),
+			 errdetail("The two formats lay out their bits differently."),
+			 errhint("Merge filters of one format: rebuild the older ones, or merge once their keys have expired (one span).")));
+}
+
 /*
  * tlbf_union(a, b), a || b: every key either filter holds, at any time.
  * Filters must share their span and hash scheme, and their format.
@@ -201,10 +212,7 @@ tlbf_union(PG_FUNCTION_ARGS)
 	if (a.v3 != NULL && b.v3 != NULL)
 		PG_RETURN_POINTER(union_format3(a.v3, b.v3));
 	if (a.v3 != NULL || b.v3 != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot merge a tlbf filter of format 3 with one of format 1 or 2"),
-				 errdetail("The two formats lay out their bits differently.")));
+		tlbf_refuse_mixed_formats();
 	inputs[0] = a.v2;
 	inputs[1] = b.v2;
 	PG_RETURN_POINTER(tlbf_merge_values(inputs, 2));

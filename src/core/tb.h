@@ -40,7 +40,9 @@ extern void tb_choose_layout(double error_rate, int generations, int *lines_per_
 							 int *k, double *bits_per_key);
 extern uint64_t tb_lines_for(const TbFilter *f, uint64_t keys);
 extern uint64_t tb_capacity_of(const TbFilter *f, uint64_t nlines);
+extern double tb_keys_estimate(const TbFilter *f, double set, uint64_t nlines);
 extern uint64_t tb_keys_of_bits(const TbFilter *f, uint64_t set, uint64_t nlines);
+extern double tb_bits_sd(const TbFilter *f, double keys, uint64_t nlines);
 extern uint64_t tb_bits_over(const TbFilter *f, uint64_t keys, uint64_t nlines);
 
 /* tb_create.c */
@@ -65,6 +67,10 @@ extern bool tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at,
 extern bool tb_last_seen(const TbFilter *f, TlbfHash hash, TlbfTime at,
 						 int64_t window, TlbfTime *lower, TlbfTime *upper);
 
+/* tb_infer.c */
+extern double tb_posterior(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
+						   double prior);
+
 /* tb_retire.c */
 extern int64_t tb_oldest_kept(const TbFilter *f, TlbfTime at);
 extern int	tb_retire(TbFilter *f, TlbfTime at);
@@ -74,6 +80,19 @@ extern bool tb_retirable(const TbFilter *f, TlbfTime at);
 extern const char *tb_merge_mismatch(const TbFilter *a, const TbFilter *b);
 extern TlbfStatus tb_union(TbFilter **dst, TlbfMemory *memory, const TbFilter *src);
 extern void tb_fold_to_fit(TbFilter *f);
+
+/* tb_stats.c */
+typedef struct TbLiveKeys
+{
+	double		estimate;		/* distinct keys a query at 'at' finds */
+	double		low;			/* the range the count lies in */
+	double		high;
+	TlbfTime	oldest_live;	/* start of the oldest generation asked,
+								 * TLBF_NEVER if none */
+} TbLiveKeys;
+
+extern bool tb_generation_is_live(const TbFilter *f, int64_t generation, TlbfTime at);
+extern void tb_live_keys(const TbFilter *f, TlbfTime at, TbLiveKeys *out);
 
 /* tb_validate.c */
 extern bool tb_validate(const void *buffer, size_t len, TlbfProblem *problem);

@@ -103,4 +103,25 @@ tb_piece_has(const uint64_t *piece, const uint64_t *masks, int words)
 	return missing == 0;
 }
 
+/*
+ * The key's group in every band, prefetched (both ends of a group of
+ * several lines) before any is read, so that the misses overlap.
+ */
+static inline __attribute__((always_inline)) void
+tb_key_groups(const TbFilter *f, TlbfHash hash, uint64_t group_words, const uint64_t **group)
+{
+	const TbBand *b = tb_bands(f);
+	const uint64_t *words = tb_words(f);
+	uint64_t	word = 0;
+
+	for (int i = 0; i < f->nbands; i++)
+	{
+		group[i] = words + word + tb_group_of(hash, b[i].nlines) * group_words;
+		__builtin_prefetch(group[i]);
+		if (group_words > TB_LINE_WORDS)
+			__builtin_prefetch(group[i] + group_words - 1);
+		word += b[i].nlines * group_words;
+	}
+}
+
 #endif							/* TB_BITS_H */

@@ -11,27 +11,6 @@
 #include "tb_bits.h"
 
 /*
- * The key's group in every band, prefetched (both ends of a group of
- * several lines) before any is read, so that the misses overlap.
- */
-static inline __attribute__((always_inline)) void
-key_groups(const TbFilter *f, TlbfHash hash, uint64_t group_words, const uint64_t **group)
-{
-	const TbBand *b = tb_bands(f);
-	const uint64_t *words = tb_words(f);
-	uint64_t	word = 0;
-
-	for (int i = 0; i < f->nbands; i++)
-	{
-		group[i] = words + word + tb_group_of(hash, b[i].nlines) * group_words;
-		__builtin_prefetch(group[i]);
-		if (group_words > TB_LINE_WORDS)
-			__builtin_prefetch(group[i] + group_words - 1);
-		word += b[i].nlines * group_words;
-	}
-}
-
-/*
  * The newest generation overlapping (at - window, at] whose piece holds
  * the key, or TB_NO_GENERATION.  (Compared by times, without dividing:
  * generation g starts at g * length, and overlaps when it starts at or
@@ -48,7 +27,7 @@ newest_holding(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
 	TlbfTime	after = at - window - f->length;
 	int64_t		found = TB_NO_GENERATION;
 
-	key_groups(f, hash, tb_group_words(f), group);
+	tb_key_groups(f, hash, tb_group_words(f), group);
 	tb_key_masks(hash, piece, f->k, masks);
 	for (int i = f->nbands - 1; i >= 0; i--)
 		for (int s = 0; s < slots; s++)
@@ -76,7 +55,7 @@ query_layout(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
 	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
 	TlbfTime	after = at - window - f->length;
 
-	key_groups(f, hash, (uint64_t) slots * piece, group);
+	tb_key_groups(f, hash, (uint64_t) slots * piece, group);
 	tb_key_masks(hash, piece, k, masks);
 	for (int i = f->nbands - 1; i >= 0; i--)
 	{

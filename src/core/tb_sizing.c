@@ -263,19 +263,86 @@ bits_per_key_rate(const TbFilter *f)
 }
 
 /*
+ * The same inverse, not rounded: the keys that 'set' bits of a piece's
+ * share of a band of 'nlines' groups stand for; TLBF_MAX_CAPACITY when
+ * every bit is set.
+ */
+double
+tb_keys_estimate(const TbFilter *f, double set, uint64_t nlines)
+{
+	double		m = (double) nlines * 64.0 * tb_piece_words(f);
+	double		keys;
+
+	if (set <= 0)
+		return 0.0;
+	if (set >= m)
+		return (double) TLBF_MAX_CAPACITY;
+	keys = -(double) nlines * log(1.0 - set / m) / bits_per_key_rate(f);
+	return fmin(keys, (double) TLBF_MAX_CAPACITY);
+}
+
+/*
  * Distinct keys that 'set' bits of a slot of a band of 'nlines' groups
  * stand for (the inverse of the expectation above): order-free, as the bits.
  */
 uint64_t
 tb_keys_of_bits(const TbFilter *f, uint64_t set, uint64_t nlines)
 {
-	double		m = (double) nlines * 64.0 * tb_piece_words(f);
-	double		keys;
+	double		keys = ceil(tb_keys_estimate(f, (double) set, nlines));
 
-	if ((double) set >= m)
-		return TLBF_MAX_CAPACITY;
-	keys = ceil(-(double) nlines * log(1.0 - (double) set / m) / bits_per_key_rate(f));
 	return keys < (double) TLBF_MAX_CAPACITY ? (uint64_t) keys : TLBF_MAX_CAPACITY;
+}
+
+/* E[x^j] for j ~ Poisson(lambda) */
+static double
+poisson_power(double x, double lambda)
+{
+	return exp(-lambda * (1.0 - x));
+}
+
+/*
+ * The standard deviation of the bits that 'keys' keys set in a piece's
+ * share of a band of 'nlines' groups.  A group holds j keys, j about
+ * Poisson(lambda = keys / nlines); a word of its piece that each of them
+ * draws k_w bits in (with replacement) keeps, given j, U_w unset bits
+ * with E = 64 q^j and Var = 64 * 63 r^j + 64 q^j - 64^2 q^2j, where q =
+ * (63/64)^k_w and r = (62/64)^k_w (balls in bins).  Over j, the group's
+ * unset bits vary by the mean of those variances plus the variance of
+ * their mean (the groups' uneven loads); and as the band holds exactly
+ * 'keys', not a Poisson number, the part that goes with the total load is
+ * taken out (Var U - Cov(U, j)^2 / Var j per group).  The groups are then
+ * independent: the band's variance is their sum.
+ */
+double
+tb_bits_sd(const TbFilter *f, double keys, uint64_t nlines)
+{
+	int			piece = tb_piece_words(f);
+	double		lambda = keys / (double) nlines;
+	double		within = 0.0,
+				between = 0.0,
+				cov = 0.0;
+
+	if (lambda <= 0)
+		return 0.0;
+	for (int w = 0; w < piece; w++)
+	{
+		int			kw = (f->k - w + piece - 1) / piece;
+		double		q = pow(63.0 / 64.0, kw > 0 ? kw : 0);
+		double		r = pow(62.0 / 64.0, kw > 0 ? kw : 0);
+
+		within += 64.0 * 63.0 * poisson_power(r, lambda) + 64.0 * poisson_power(q, lambda) -
+			4096.0 * poisson_power(q * q, lambda);
+		cov += 64.0 * lambda * poisson_power(q, lambda) * (q - 1.0);
+		for (int v = 0; v < piece; v++)
+		{
+			int			kv = (f->k - v + piece - 1) / piece;
+			double		qv = pow(63.0 / 64.0, kv > 0 ? kv : 0);
+
+			between += 4096.0 * (poisson_power(q * qv, lambda) -
+								 poisson_power(q, lambda) * poisson_power(qv, lambda));
+		}
+	}
+	return sqrt(fmax(within + between - cov * cov / lambda, 0.0) * (double) nlines);
 }
 
 /*

@@ -4,8 +4,9 @@
 # than the result whatever the shard's row count, and the coordinator
 # unites them by OR into the bytes the aggregate gives over a local table
 # of the same rows (no GROUP BY, GROUP BY another column, GROUP BY the
-# distribution column), rows stored in no particular order.  Run by
-# scripts/citus.sh on a PostgreSQL that has Citus.
+# distribution column), rows stored in no particular order; and
+# tlbf_union_agg of stored filters unites them into the same bytes.  Run
+# by scripts/citus.sh on a PostgreSQL that has Citus.
 use strict;
 use warnings;
 
@@ -90,5 +91,22 @@ ok( yes($coordinator, q{
 	FROM (SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000) f FROM visits) d,
 	     visits_local WHERE at >= '2024-01-01 00:20+00'}),
 	'every key of the last hour is found');
+
+# 5. tlbf_union_agg over filters of format 3 stored in a distributed table
+# (one per site, one declared capacity): split the same way (each shard
+# sends the union of its filters), and exact: the bytes of one builder
+# over every row.
+$coordinator->safe_psql('postgres', q{
+	CREATE TABLE site_filters3 AS
+	SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000) AS f FROM visits_local GROUP BY site;
+	SELECT create_distributed_table('site_filters3', 'site');
+});
+like(plan_of($coordinator, q{SELECT tlbf_union_agg(f) FROM site_filters3}),
+	qr/worker_(binary_)?partial_agg\('public\.tlbf_union_agg\(public\.tlbf\)'/,
+	'tlbf_union_agg of format 3: the workers run the partial aggregate');
+ok( yes($coordinator, q{
+	SELECT (SELECT tlbf_union_agg(f)::bytea FROM site_filters3)
+	     = (SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000)::bytea FROM visits_local)}),
+	'tlbf_union_agg of format 3: the bytes of one builder over every row');
 
 done_testing();

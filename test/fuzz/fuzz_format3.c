@@ -181,8 +181,19 @@ exercise(const TbFilter *f, FuzzInput *in)
 
 		(void) tb_query(f, h, times[i], f->span);
 		(void) tb_query(f, h, times[i], 0);
+		double		p = tb_posterior(f, h, times[i], f->span, 0.5);
+		TbLiveKeys	live;
+
 		if (tb_last_seen(f, h, times[i], f->span, &lower, &upper))
 			FUZZ_CHECK(lower <= upper && upper <= times[i], "last seen is an interval before 'at'");
+		FUZZ_CHECK(p >= 0.0 && p <= 1.0, "a probability is in [0, 1]");
+		/* (0 for a yes too if nothing was added since the window began) */
+		FUZZ_CHECK(tb_query(f, h, times[i], f->span) ?
+				   (p > 0.0 || f->newest < times[i] - f->span) : p == 0.0,
+				   "the probability is 0 when a query says no, else when nothing is within the window");
+		tb_live_keys(f, times[i], &live);
+		FUZZ_CHECK(live.low <= live.estimate + 1e-6 * live.estimate && live.estimate <= live.high + 1e-6 * live.high,
+				   "the live keys' estimate lies in its range");
 	}
 }
 

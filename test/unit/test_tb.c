@@ -150,6 +150,66 @@ typedef struct Phase
 	double		spans;
 } Phase;
 
+/*
+ * What a filter says beyond yes and no (tb_stats.c, tb_infer.c) on keys
+ * each added once: every key of the live generations found by the
+ * posterior too (never 0: no false negatives there either), an absent key
+ * given 0 exactly when a query says no, every answer in [0, 1]; and the
+ * distinct live keys counted within 3% (the keys of the generations a
+ * query asks, known from the log).
+ */
+static void
+tt_check_inference(const char *name, const KeyLog *log, const TbTest *t, TlbfTime at,
+				   uint64_t *next_absent)
+{
+	TbLiveKeys	live;
+	long		live_keys = 0;
+
+	for (size_t i = log->first; i < log->count; i++)
+	{
+		int64_t		g = tb_generation_of(log->times[i], t->f->length);
+
+		if (!tb_generation_is_live(t->f, g, at))
+			continue;
+		live_keys++;
+		if (!(tb_posterior(t->f, key_hash(log->keys[i]), at, t->f->span, 0.5) > 0))
+			fail_msg("%s: key %llu of a live generation given probability 0", name,
+					 (unsigned long long) log->keys[i]);
+	}
+	for (int i = 0; i < 20000; i++)
+	{
+		TlbfHash	h = key_hash((*next_absent)++);
+		double		p = tb_posterior(t->f, h, at, t->f->span, 0.1);
+
+		assert_true(p >= 0.0 && p <= 1.0);
+		assert_int_equal(p > 0.0, tb_query(t->f, h, at, t->f->span));
+	}
+	tb_live_keys(t->f, at, &live);
+	if (fabs(live.estimate - live_keys) > 0.03 * live_keys + 10)
+		fail_msg("%s: %.0f distinct live keys counted, %ld in the log", name, live.estimate, live_keys);
+	assert_true(live.low <= live.estimate && live.estimate <= live.high);
+}
+
+/*
+ * A key added at the very start of the window (at - span) is within it,
+ * as a query says: its probability is not 0 even when its generation took
+ * keys for that one microsecond only (fuzz_format3 found it: input
+ * posterior-window-start-is-inside).
+ */
+static void
+test_posterior_window_start(void **state)
+{
+	TbTest		t;
+
+	tt_create(&t, 3, 0.01, 10, false);	/* generations of 1 microsecond */
+	tt_add(&t, 1, 0);
+	tt_add(&t, 2, 3);
+	assert_true(tt_has(&t, 1, 3));
+	assert_true(tb_posterior(t.f, key_hash(1), 3, 3, 0.5) > 0.0);
+	assert_true(tb_posterior(t.f, key_hash(2), 3, 3, 0.5) > 0.0);
+	tt_free(&t);
+}
+
 static void
 run_stream(const char *name, double error_rate, uint64_t guess, const Phase *phases,
 		   int nphases, long every, double max_fpr_ratio)
@@ -182,6 +242,7 @@ run_stream(const char *name, double error_rate, uint64_t guess, const Phase *pha
 		}
 		tb_assert_valid(t.f, name);
 		assert_int_equal(tt_false_negatives(&log, &t, at), 0);
+		tt_check_inference(name, &log, &t, at, &absent);
 		{
 			double		fpr = tt_fpr(&t, at, 200000, &absent);
 
@@ -668,6 +729,7 @@ main(void)
 		cmocka_unit_test(test_union_into_empty_under_cap),
 		cmocka_unit_test(test_counted_bits_from_outside),
 		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_posterior_window_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
