@@ -112,11 +112,20 @@ static int	scheduled_snapshot_interval = 0;
 static uint32 main_wait_event = 0;
 static uint32 connect_wait_event = 0;
 
+/*
+ * Register the launcher, except in the servers pg_upgrade starts (binary
+ * upgrade mode, -b): there the catalogs are being rebuilt and the tables'
+ * files are not there yet, and a pass would read half-made tables, write
+ * rows and snapshots that the upgrade then overwrites, or hold locks it
+ * needs (PostgreSQL 15 starts background workers there).
+ */
 void
 tlbf_register_launcher(void)
 {
 	BackgroundWorker worker;
 
+	if (IsBinaryUpgrade)
+		return;
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;

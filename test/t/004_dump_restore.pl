@@ -1,6 +1,7 @@
-# pg_dump and pg_restore of a database with tlbf columns, registrations for
-# the maintenance worker and snapshots of shared filters, into a new
-# cluster: the same answers afterwards.
+# pg_dump and pg_restore of a database with tlbf columns (formats 2 and 3),
+# registrations for the maintenance worker and snapshots of shared filters,
+# into a new cluster: the same bytes and answers afterwards.  (pg_upgrade:
+# 034_pg_upgrade.)
 use strict;
 use warnings;
 
@@ -27,7 +28,9 @@ $source->safe_psql('postgres', q{
 	SELECT g % 50 AS site, g AS user_id, now() - interval '30 minutes' + g * interval '10 ms' AS at
 	FROM generate_series(1, 50000) g;
 	CREATE TABLE per_site AS
-	SELECT site, tlbf_agg(user_id, at, '1 hour') AS users FROM visits GROUP BY site;
+	SELECT site, tlbf_agg(user_id, at, '1 hour') AS users,
+	       tlbf_agg_format3(user_id, at, '1 hour', 0.01, 1000) AS users3
+	FROM visits GROUP BY site;
 	SELECT tlbf_maintain('per_site', 'users');
 	SELECT tlbf_shared_create('logins', '1 hour');
 	SELECT count(*) FROM generate_series(1, 5000) k WHERE tlbf_shared_add('logins', k);
@@ -38,15 +41,17 @@ ok($source->poll_query_until('postgres',
 
 # answers to compare: every user on its site, absent users, the shared filter
 my $answers = q{
-	SELECT (SELECT count(*) FROM visits v JOIN per_site p USING (site)
-	        WHERE tlbf_contains(p.users, v.user_id)) || ' ' ||
+	SELECT (SELECT md5(string_agg(users::bytea::text || users3::bytea::text, ',' ORDER BY site))
+	        FROM per_site) || ' ' ||
+	       (SELECT count(*) FROM visits v JOIN per_site p USING (site)
+	        WHERE tlbf_contains(p.users, v.user_id) AND tlbf_contains(p.users3, v.user_id)) || ' ' ||
 	       (SELECT count(*) FROM per_site p, generate_series(1000001, 1010000) g
 	        WHERE tlbf_contains(p.users, g)) || ' ' ||
 	       (SELECT count(*) FROM generate_series(1, 20000) k WHERE tlbf_shared_contains('logins', k)) || ' ' ||
 	       (SELECT string_agg(tbl::text || '.' || col, ',') FROM tlbf_maintained)
 };
 my $before = $source->safe_psql('postgres', $answers);
-like($before, qr/^50000 \d+ \d+ per_site\.users$/, "answers before: $before");
+like($before, qr/^[0-9a-f]{32} 50000 \d+ \d+ per_site\.users$/, "answers before: $before");
 
 my $dump = $source->basedir . '/dump.custom';
 $source->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $source->connstr('postgres') ],
@@ -66,7 +71,7 @@ $target->safe_psql('postgres', 'CREATE DATABASE restored');
 }
 
 is($target->safe_psql('restored', $answers), $before,
-	'the same answers: tlbf columns, registrations and shared filters');
+	'the same bytes and answers: tlbf columns of both formats, registrations and shared filters');
 is($target->safe_psql('restored', q{SELECT count(*) FROM per_site}), '50', 'every row is there');
 
 # the same through a plain SQL dump (text I/O of every value)
