@@ -332,6 +332,17 @@ SELECT tlbf_probability(f, 1, '2024-01-01 02:30+00', '2 hours') FROM inferred3 W
 SELECT tlbf_probability(f, 1, '2024-01-01 02:30+00', prior => 1.5) FROM inferred3 WHERE format = 3;
 SELECT tlbf_probability(f, 'x'::text, '2024-01-01 02:30+00') FROM inferred3 WHERE format = 3;
 
+-- A large filter (a band of 20 MB: huge_pages.c advises huge pages for
+-- it as it grows, and moves a stored one onto them after 1,000 lookups by
+-- one call site) answers the same, before and after.
+CREATE TABLE large3 AS
+SELECT tlbf_add(tlbf_add(tlbf_create_format3('1 hour', 0.01, 8000000, true), 1, '2024-01-01 00:00+00'),
+                2, '2024-01-01 00:05+00') AS f;
+SELECT (SELECT octet_length(f::bytea) > 16 * 1024 * 1024 FROM large3) AS large,
+       count(*) FILTER (WHERE tlbf_contains(f, g, '2024-01-01 00:10+00')) AS found,
+       count(*) FILTER (WHERE g <= 2 AND tlbf_contains(f, g, '2024-01-01 00:10+00')) AS both_keys
+FROM large3, generate_series(1, 3000) g;
+
 -- Refused: NULL or bad parameters, the support functions outside an
 -- aggregate.
 SELECT tlbf_agg_format3(key, at, NULL, 0.01, 1800) FROM stream3;
@@ -340,4 +351,4 @@ SELECT tlbf_agg_format3_trans(NULL, 1, now(), '1 hour', 0.01, 1800);
 SELECT tlbf_agg_format3_combine(f, f) FROM added3;
 
 
-DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, serial3n, hashed3, parts3, counted3, events3, inferred3, asked3, answers3;
+DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, serial3n, hashed3, parts3, counted3, events3, inferred3, asked3, answers3, large3;

@@ -281,6 +281,8 @@ resize_in_context(TlbfMemory *memory, void *buffer, size_t size)
 	grown = Max(size, Min(2 * memory->allocated, cap));
 	result = repalloc(buffer, grown);
 	memory->allocated = grown;
+	/* (the new part is untouched yet: a large filter gets huge pages) */
+	tlbf_advise_huge_pages(result, grown, false);
 	return result;
 }
 

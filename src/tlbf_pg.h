@@ -60,6 +60,9 @@ typedef struct CallCache
 	SharedKeyGuess *shared_guess;	/* for a shared filter (shared_functions.h) */
 } CallCache;
 
+/* huge_pages.c */
+extern void tlbf_advise_huge_pages(void *p, Size size, bool now);
+
 /* value_cache.c */
 extern MemoryContext tlbf_value_cache_memory(ValueCache **cache, MemoryContext parent);
 extern struct varlena *tlbf_value_cache_find(ValueCache *cache, const struct varatt_external *id);

@@ -28,6 +28,13 @@
 /* The two kept whatever their size (see above). */
 #define ALWAYS_KEPT 2
 
+/*
+ * A filter looked up this many times is moved onto huge pages (if large:
+ * huge_pages.c), once: a query that probes it row after row gains, one
+ * that reads it a few times does not pay for the move.
+ */
+#define HUGE_PAGES_AFTER 1000
+
 typedef struct CacheKey
 {
 	Oid			toast_relation;
@@ -39,6 +46,7 @@ typedef struct CachedValue
 	CacheKey	key;			/* first: the hash table's key */
 	struct varlena *filter;		/* validated, of any format */
 	Size		bytes;
+	uint64		lookups;
 	dlist_node	recency;		/* in ValueCache.recency */
 } CachedValue;
 
@@ -98,6 +106,8 @@ tlbf_value_cache_find(ValueCache *cache, const struct varatt_external *id)
 	if (entry == NULL)
 		return NULL;
 	dlist_move_head(&cache->recency, &entry->recency);
+	if (++entry->lookups == HUGE_PAGES_AFTER)
+		tlbf_advise_huge_pages(entry->filter, entry->bytes, true);
 	return entry->filter;
 }
 
@@ -138,6 +148,7 @@ tlbf_value_cache_keep(ValueCache *cache, const struct varatt_external *id, struc
 	}
 	entry->filter = filter;
 	entry->bytes = VARSIZE(filter);
+	entry->lookups = 0;
 	dlist_push_head(&cache->recency, &entry->recency);
 	cache->count++;
 	cache->bytes += entry->bytes;
