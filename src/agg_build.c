@@ -8,6 +8,8 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_build.h"
+#include "filter_args.h"
+#include "filter_params.h"
 
 #include "miscadmin.h"
 #include "utils/memutils.h"

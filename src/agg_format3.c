@@ -35,6 +35,12 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "datum_hash.h"
+#include "filter_args.h"
+#include "filter_params.h"
+#include "key_match.h"
+#include "times.h"
+#include "union.h"
 
 #include "utils/expandeddatum.h"
 #include "utils/memutils.h"

@@ -18,6 +18,7 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_rows.h"
+#include "filter_params.h"
 
 #include "access/tupdesc.h"
 #include "catalog/pg_operator_d.h"

@@ -12,6 +12,7 @@
 #define TLBF_AGG_STATE_H
 
 #include "tlbf_pg.h"
+#include "filter_args.h"
 
 typedef struct TlbfAggState TlbfAggState;
 

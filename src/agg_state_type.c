@@ -29,6 +29,8 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_rows.h"
+#include "filter_args.h"
+#include "type_io.h"
 #include "agg_state.h"
 
 #include "libpq/pqformat.h"

@@ -55,6 +55,13 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_build.h"
+#include "datum_hash.h"
+#include "filter_args.h"
+#include "filter_params.h"
+#include "key_match.h"
+#include "settings.h"
+#include "times.h"
+#include "union.h"
 #include "agg_rows.h"
 #include "agg_state.h"
 

@@ -44,6 +44,8 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "datum_hash.h"
+#include "key_match.h"
 
 #include <math.h>
 

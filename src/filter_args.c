@@ -17,6 +17,10 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "filter_args.h"
+#include "huge_pages.h"
+#include "settings.h"
+#include "value_cache.h"
 
 #include "core/tb.h"
 

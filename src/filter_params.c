@@ -18,6 +18,9 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "filter_args.h"
+#include "filter_params.h"
+#include "times.h"
 
 #include "core/tb.h"
 

@@ -18,6 +18,7 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "huge_pages.h"
 
 #ifdef __linux__
 #include <sys/mman.h>

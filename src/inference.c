@@ -9,6 +9,10 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "filter_args.h"
+#include "inference.h"
+#include "key_match.h"
+#include "times.h"
 
 #include "core/tb.h"
 

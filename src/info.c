@@ -8,6 +8,10 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "filter_args.h"
+#include "info.h"
+#include "key_match.h"
+#include "times.h"
 
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"

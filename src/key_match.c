@@ -50,6 +50,9 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "datum_hash.h"
+#include "filter_args.h"
+#include "key_match.h"
 
 #include <math.h>
 

@@ -41,6 +41,7 @@
  *-------------------------------------------------------------------------
  */
 #include "background.h"
+#include "settings.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"

@@ -7,6 +7,7 @@
  *-------------------------------------------------------------------------
  */
 #include "background.h"
+#include "settings.h"
 #include "shared_directory.h"
 #include "shared_functions.h"
 #include "shared_pending.h"

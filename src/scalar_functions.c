@@ -10,6 +10,11 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "filter_args.h"
+#include "filter_params.h"
+#include "inference.h"
+#include "key_match.h"
+#include "times.h"
 
 #include "access/detoast.h"
 #include "access/xact.h"

@@ -8,6 +8,7 @@
  *-------------------------------------------------------------------------
  */
 #include "background.h"
+#include "settings.h"
 #include "shared_pending.h"
 #include "shared_wal.h"
 

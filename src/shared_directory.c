@@ -49,6 +49,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_directory.h"
+#include "settings.h"
 #include "shared_pending.h"
 
 #include <math.h>

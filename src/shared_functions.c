@@ -13,6 +13,12 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_functions.h"
+#include "filter_args.h"
+#include "filter_params.h"
+#include "inference.h"
+#include "info.h"
+#include "key_match.h"
+#include "times.h"
 
 #include "access/xact.h"
 #include "access/xlog.h"

@@ -9,6 +9,7 @@
 #define TLBF_SHARED_FUNCTIONS_H
 
 #include "shared_store.h"
+#include "filter_args.h"
 
 /* What one try of a test-and-add that follows the transaction found. */
 typedef enum AddTry

@@ -46,6 +46,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_pending.h"
+#include "settings.h"
 #include "shared_wal.h"
 #include "shared_prepared.h"
 #include "statements.h"

@@ -57,6 +57,8 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_store.h"
+#include "filter_args.h"
+#include "settings.h"
 #include "shared_wal.h"
 #include "shared_standby.h"
 #include "shared_pending.h"

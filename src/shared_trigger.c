@@ -35,6 +35,8 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_functions.h"
+#include "filter_args.h"
+#include "key_match.h"
 #include "statements.h"
 
 #include <math.h>

@@ -30,6 +30,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_wal.h"
+#include "filter_args.h"
 #include "shared_images.h"
 #include "shared_standby.h"
 

@@ -6,6 +6,8 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "settings.h"
+#include "times.h"
 
 #include "common/int.h"
 #include "datatype/timestamp.h"

@@ -14,6 +14,8 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "filter_args.h"
+#include "type_io.h"
 
 #include "common/base64.h"
 #include "libpq/pqformat.h"

@@ -7,6 +7,9 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "filter_args.h"
+#include "key_match.h"
+#include "union.h"
 
 #include "utils/builtins.h"
 #include "utils/memutils.h"

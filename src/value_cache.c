@@ -17,6 +17,9 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "huge_pages.h"
+#include "settings.h"
+#include "value_cache.h"
 
 #include "lib/ilist.h"
 #include "utils/hsearch.h"
