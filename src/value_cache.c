@@ -58,6 +58,8 @@ struct ValueCache
 	MemoryContext context;		/* its own: the table and the filters */
 	HTAB	   *table;
 	dlist_head	recency;		/* most recently used first */
+	CachedValue *last;			/* the one found last (a scan asks one filter
+								 * row after row: no hashing then), or NULL */
 	int			count;
 	Size		bytes;
 };
@@ -105,9 +107,16 @@ tlbf_value_cache_find(ValueCache *cache, const struct varatt_external *id)
 
 	if (cache == NULL)
 		return NULL;
-	entry = hash_search(cache->table, &key, HASH_FIND, NULL);
-	if (entry == NULL)
-		return NULL;
+	if (cache->last != NULL && memcmp(&cache->last->key, &key, sizeof(key)) == 0)
+		entry = cache->last;
+	else
+	{
+		entry = hash_search(cache->table, &key, HASH_FIND, NULL);
+		if (entry == NULL)
+			return NULL;
+		cache->last = entry;
+	}
+	/* (first, always: the filters in use are never the ones evicted) */
 	dlist_move_head(&cache->recency, &entry->recency);
 	if (++entry->lookups == HUGE_PAGES_AFTER)
 		tlbf_advise_huge_pages(entry->filter, entry->bytes, true);
@@ -124,6 +133,8 @@ evict(ValueCache *cache, Size limit)
 		CachedValue *oldest = dlist_tail_element(CachedValue, recency, &cache->recency);
 
 		dlist_delete(&oldest->recency);
+		if (cache->last == oldest)
+			cache->last = NULL;
 		cache->bytes -= oldest->bytes;
 		cache->count--;
 		pfree(oldest->filter);
