@@ -4,7 +4,8 @@
  *	  The inference experiment (issue 17): how well tlbf_posterior's
  *	  probabilities are calibrated, what deciding by them saves against
  *	  plain tlbf_query when errors have per-query penalties, and how often
- *	  tlbf_last_seen's range holds a key's last insertion.
+ *	  tlbf_last_seen's range holds a key's last insertion; for format 3
+ *	  (tb_posterior, tb_query, tb_last_seen) beside format 2.
  *
  *	  inference_queries.c	the query mix of every checkpoint
  *	  inference_measure.c	one filter configuration over one stream
@@ -73,12 +74,13 @@ typedef struct Calibration
 /* Everything measured for one stream and one filter configuration. */
 typedef struct InferenceResult
 {
+	int			format;			/* 2: the paper's layout (tlbf.h); 3: tb.h */
 	char		stream[32];
 	char		budget_label[16];	/* "8", "12", ... or "1%" */
 	double		budget;			/* bits per live item; 0 for a rate target */
 	double		error_rate;
 	int			k;
-	int			l;
+	int			l;				/* format 3: generations per span */
 	double		bits_per_item;	/* mean over checkpoints */
 	double		span_seconds;
 	long		queries[NKINDS];
@@ -105,7 +107,8 @@ typedef struct InferenceResult
 /*
  * The moments experiment (the issue's measure): at one moment, every key
  * the stream ever has (the web log: the day's clients) is asked, with the
- * prior set to the share of them really in the window.
+ * prior set to the share of them really in the window.  Format 2 only: it
+ * measures the paper's layout's model, whose goal it asserts.
  */
 typedef struct MomentResult
 {
@@ -139,7 +142,7 @@ extern void inference_queries_free(QuerySet *sets, int n);
 
 /* inference_measure.c */
 extern void inference_measure(const WindowSetup *w, const QuerySet *sets,
-							  double error_rate, InferenceResult *out);
+							  double error_rate, int format, InferenceResult *out);
 extern void inference_moments(const Stream *s, const uint64_t *keys, long nkeys,
 							  int64_t window, double error_rate,
 							  const int64_t *moments, int nmoments,

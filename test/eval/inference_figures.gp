@@ -15,6 +15,12 @@ budgets = "8 12 14 1%"
 budget_titles = "'8 bits' '12 bits' '14 bits' '1% target'"
 priors = "base_rate 0.5"
 
+# The files hold format 3's lines too (their last column, format, is 3);
+# the plots show format 2's.  The column is the calibration file's 24th,
+# the penalties' 22nd and last seen's 25th: format_column is set to the
+# file's before each plot.
+format2(c) = strcol(c) eq "2"
+
 # Streams with lines: a smoke run without the web log has none of its lines,
 # and gnuplot refuses to plot no points, so their panels stay empty.
 array present[4]
@@ -24,7 +30,7 @@ do for [s=1:4] {
 }
 
 # --- calibration: observed fraction in the window against the bin ----------
-cal(s, b, p) = (strcol(1) eq word(streams, s) && strcol(2) eq word(budgets, b) && strcol(7) eq word(priors, p))
+cal(s, b, p) = (strcol(1) eq word(streams, s) && strcol(2) eq word(budgets, b) && strcol(7) eq word(priors, p) && format2(24))
 set output dir."/inference_calibration.png"
 set multiplot layout 2,4 title "Calibration of tlbf\\_posterior: positive answers in 20 bins of the posterior; fraction really in the window against the bin's midpoint (dashed: perfect)"
 set xrange [0:1]
@@ -51,8 +57,9 @@ do for [p=1:2] {
 unset multiplot
 
 # --- penalties: total against bits per item ---------------------------------
-pen(s) = (strcol(1) eq word(streams, s) && strcol(2) ne "1%")
-pen_target(s) = (strcol(1) eq word(streams, s) && strcol(2) eq "1%")
+pen(s) = (strcol(1) eq word(streams, s) && strcol(2) ne "1%" && format2(format_column))
+pen_target(s) = (strcol(1) eq word(streams, s) && strcol(2) eq "1%" && format2(format_column))
+format_column = 22
 set terminal pngcairo size 1600,650 font "sans,11" linewidth 1.5
 set output dir."/inference_penalties.png"
 set multiplot layout 1,2 title "Per-query penalties uniform in [1, 10): tlbf\\_query's yes/no against the posterior decision (yes iff p >= fp / (fp + fn))"
@@ -82,6 +89,7 @@ unset multiplot
 # --- last seen ------------------------------------------------------------------
 set terminal pngcairo size 1800,600 font "sans,11" linewidth 1.5
 set output dir."/inference_last_seen.png"
+format_column = 25
 set multiplot layout 1,3 title "tlbf\\_last\\_seen: does the range hold the key's last insertion time, and how wide is it? (1% target: squares)"
 set autoscale
 set xrange [3:21]

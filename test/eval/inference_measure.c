@@ -7,7 +7,12 @@
  *
  * The filter is the core itself, with the window as its span, the mean
  * number of live insertions as its capacity guess and the given error
- * rate (matched to a memory budget by compare.c, or a target as is).
+ * rate (matched to a memory budget by compare.c, or a target as is); in
+ * format 2 (the paper's layout, tlbf.h) or format 3 (tb.h: tb_query,
+ * tb_posterior, tb_last_seen), built from the same three figures (format
+ * 3: the capacity a guess, three generations a span, seed 0), so that the
+ * two answer the same queries side by side.  Both are asked through
+ * InferenceFilter, and one set of tallies counts both.
  *
  * Calibration (the seed's section 6.1.4): the positive answers (posterior
  * above 0; a 0 is always right, the filter has no false negatives) are
@@ -31,8 +36,9 @@
  * insertion time, and the range's width (infinite when there is no lower
  * bound); for expired and fresh keys, whether they get a range at all.
  *
- * Moments (inference_moments): one filter per stream and window, fed in
- * time order; at each moment every distinct key of the stream is asked,
+ * Moments (inference_moments): one format 2 filter per stream and window
+ * (format 3 is not run there: the moments measure the paper's layout's
+ * model, and its goal is asserted on it), fed in time order; at each moment every distinct key of the stream is asked,
  * with the prior at the share of them last inserted within the window.
  * Live keys are those, expired ones were last inserted before the window,
  * fresh ones not yet.  Calibration as above over the answers above 0 (what
@@ -50,6 +56,7 @@
 #include "heap_memory.h"
 #include "inference.h"
 #include "last_seen.h"
+#include "tb.h"
 
 static int
 compare_doubles(const void *a, const void *b)
@@ -69,20 +76,192 @@ median(double *v, long n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The capacity guess both formats get: the mean live insertions. */
+static uint64_t
+capacity_guess(const WindowSetup *w)
+{
+	uint64_t	capacity = (uint64_t) (w->live_items + 0.5);
+
+	return capacity < 1 ? 1 : capacity;
+}
+
 static Tlbf *
 create_filter(const WindowSetup *w, double error_rate, TlbfMemory *memory)
 {
-	TlbfParams	p = {w->span, error_rate, (uint64_t) (w->live_items + 0.5), 0, 0, 0};
+	TlbfParams	p = {w->span, error_rate, capacity_guess(w), 0, 0, 0};
 	TlbfProblem problem;
 
-	if (p.capacity < 1)
-		p.capacity = 1;
 	if (!tlbf_check_params(&p, &problem))
 	{
 		fprintf(stderr, "tlbf parameters: %s\n", problem.message);
 		exit(1);
 	}
 	return heap_filter(&p, memory);
+}
+
+/* The same filter in format 3: the capacity a guess, default generations. */
+static TbFilter *
+create_tb_filter(const WindowSetup *w, double error_rate, TlbfMemory *memory)
+{
+	TbParams	p = {w->span, error_rate, capacity_guess(w), false, 0, 0};
+	TlbfProblem problem;
+	TbFilter   *f;
+
+	if (!tb_check_params(&p, &problem))
+	{
+		fprintf(stderr, "format 3 parameters: %s\n", problem.message);
+		exit(1);
+	}
+	f = eval_calloc(1, tb_lines_offset(0));
+	tb_init(f, &p);
+	memory->resize = heap_resize;
+	memory->context = NULL;
+	memory->allocated = tb_lines_offset(0);
+	memory->max_bytes = SIZE_MAX;
+	memory->keep_live = false;
+	return f;
+}
+
+/*
+ * A filter of either format, behind the few operations the measure needs,
+ * so that both are fed, asked and tallied by the same code.
+ */
+typedef struct InferenceFilter
+{
+	int			format;			/* 2 or 3 */
+	TlbfMemory	memory;
+	Tlbf	   *tlbf;			/* format 2 */
+	bool	   *scratch;		/* format 2's per-slice scratch */
+	uint32_t	scratch_slices;
+	TbFilter   *tb;				/* format 3 */
+} InferenceFilter;
+
+/* What a filter answered to one query. */
+typedef struct Answers
+{
+	bool		yes;			/* the query */
+	bool		found;			/* last seen gave a range */
+	TlbfTime	lower;
+	TlbfTime	upper;
+	double		posterior[NPRIORS];
+
+	/*
+	 * Must a "yes" come with a posterior above 0?  Format 3's query reads
+	 * whole generations, so it may find a key when the filter's newest time
+	 * is before the window: nothing can then have been added within it, and
+	 * tb_posterior rightly says 0.
+	 */
+	bool		reachable;
+} Answers;
+
+static void
+filter_open(InferenceFilter *ff, int format, const WindowSetup *w, double error_rate)
+{
+	memset(ff, 0, sizeof(*ff));
+	ff->format = format;
+	if (format == 3)
+		ff->tb = create_tb_filter(w, error_rate, &ff->memory);
+	else
+		ff->tlbf = create_filter(w, error_rate, &ff->memory);
+}
+
+static void
+filter_close(InferenceFilter *ff)
+{
+	free(ff->tlbf);
+	free(ff->scratch);
+	free(ff->tb);
+}
+
+static void
+filter_insert(InferenceFilter *ff, TlbfHash hash, int64_t at)
+{
+	TlbfStatus	status = ff->format == 3 ?
+		tb_insert(&ff->tb, &ff->memory, hash, at) :
+		tlbf_insert(&ff->tlbf, &ff->memory, hash, at);
+
+	if (status != TLBF_OK)
+	{
+		fprintf(stderr, "format %d insert failed\n", ff->format);
+		exit(1);
+	}
+}
+
+/* Ready to be asked after insertions: format 2's scratch grows with its slices. */
+static void
+filter_ready(InferenceFilter *ff)
+{
+	if (ff->format == 3 || ff->tlbf->nslices <= ff->scratch_slices)
+		return;
+	free(ff->scratch);
+	ff->scratch_slices = ff->tlbf->nslices;
+	ff->scratch = eval_calloc(2 * (size_t) ff->scratch_slices, sizeof(bool));
+}
+
+/*
+ * The filter's bits: format 2's slices' words; format 3's bands' lines,
+ * without its header and directory (as tb_window.c counts them).
+ */
+static double
+filter_bits(const InferenceFilter *ff)
+{
+	if (ff->format == 3)
+		return (double) (tb_size(ff->tb) - tb_lines_offset(ff->tb->nbands)) * 8;
+	return (double) tlbf_total_words(ff->tlbf) * 64;
+}
+
+/*
+ * The filter's shape for the report: k, and l = format 2's planned slices
+ * per span or format 3's generations per span.
+ */
+static void
+filter_shape(const InferenceFilter *ff, int *k, int *l)
+{
+	*k = ff->format == 3 ? ff->tb->k : ff->tlbf->k;
+	*l = ff->format == 3 ? ff->tb->generations : ff->tlbf->l;
+}
+
+/* The three questions about one key, over the filter's span. */
+static void
+filter_answer(const InferenceFilter *ff, TlbfHash hash, int64_t at,
+			  const double *priors, Answers *a)
+{
+	if (ff->format == 3)
+	{
+		const TbFilter *f = ff->tb;
+
+		a->yes = tb_query(f, hash, at, f->span);
+		a->found = tb_last_seen(f, hash, at, f->span, &a->lower, &a->upper);
+		for (int p = 0; p < NPRIORS; p++)
+			a->posterior[p] = tb_posterior(f, hash, at, f->span, priors[p]);
+		a->reachable = f->newest != TLBF_NEVER && f->newest >= at - f->span;
+	}
+	else
+	{
+		const Tlbf *f = ff->tlbf;
+
+		a->yes = tlbf_query(f, hash, at, f->span);
+		a->found = tlbf_last_seen(f, hash, at, f->span, ff->scratch, &a->lower, &a->upper);
+		for (int p = 0; p < NPRIORS; p++)
+			a->posterior[p] = tlbf_posterior(f, hash, at, f->span, priors[p], ff->scratch);
+		a->reachable = true;
+	}
+}
+
+/*
+ * Do the answers agree on whether the key is present: the query and last
+ * seen always, and a posterior (with a prior inside (0, 1)) is above 0
+ * exactly for a "yes", unless the filter could hold nothing within the
+ * window (Answers.reachable).
+ */
+static bool
+consistent(const Answers *a, double posterior)
+{
+	if (a->found != a->yes)
+		return false;
+	if (!a->yes)
+		return posterior == 0.0;
+	return posterior > 0.0 || !a->reachable;
 }
 
 /* One answer into its bin of the posterior. */
@@ -120,33 +299,29 @@ penalty(bool yes, const Query *q)
 
 /* Ask one query everything; 'widths' collects live keys' range widths. */
 static void
-ask(const Tlbf *f, const QuerySet *set, const Query *q, int64_t at, bool *scratch,
+ask(const InferenceFilter *ff, const QuerySet *set, const Query *q, int64_t at,
 	InferenceResult *out, double *widths, long *nwidths)
 {
 	double		priors[NPRIORS] = {set->base_rate, 0.5};
 	double		threshold = q->fp_cost / (q->fp_cost + q->fn_cost);
-	bool		yes = tlbf_query(f, q->hash, at, f->span);
-	TlbfTime	lower,
-				upper;
-	bool		found = tlbf_last_seen(f, q->hash, at, f->span, scratch, &lower, &upper);
+	Answers		a;
 
+	filter_answer(ff, q->hash, at, priors, &a);
 	out->queries[q->kind]++;
-	out->contains_yes[q->kind] += yes;
-	out->ranges[q->kind] += found;
-	out->penalty_contains += penalty(yes, q);
-	out->errors_contains += penalty(yes, q) > 0;
+	out->contains_yes[q->kind] += a.yes;
+	out->ranges[q->kind] += a.found;
+	out->penalty_contains += penalty(a.yes, q);
+	out->errors_contains += penalty(a.yes, q) > 0;
 	out->penalty_prior_only += penalty(set->base_rate >= threshold, q);
-	if (q->kind == KIND_LIVE && !yes)
+	if (q->kind == KIND_LIVE && !a.yes)
 		out->live_missed++;
 
 	for (int p = 0; p < NPRIORS; p++)
 	{
-		double		posterior = tlbf_posterior(f, q->hash, at, f->span, priors[p], scratch);
+		double		posterior = a.posterior[p];
 		bool		decision = posterior >= threshold;
 
-		/* with a prior inside (0, 1), a posterior above 0 is a "yes" */
-		if (priors[p] > 0.0 && priors[p] < 1.0 &&
-			((posterior > 0.0) != yes || found != yes))
+		if (priors[p] > 0.0 && priors[p] < 1.0 && !consistent(&a, posterior))
 			out->inconsistent++;
 		tally_calibration(&out->calibration[p], posterior, priors[p], q);
 		if (posterior > 0.0)
@@ -156,27 +331,24 @@ ask(const Tlbf *f, const QuerySet *set, const Query *q, int64_t at, bool *scratc
 		out->fn_posterior[p] += !decision && q->kind == KIND_LIVE;
 	}
 
-	if (q->kind == KIND_LIVE && found)
+	if (q->kind == KIND_LIVE && a.found)
 	{
-		bool		above = lower == TLBF_NEVER || lower <= q->last_time;
+		bool		above = a.lower == TLBF_NEVER || a.lower <= q->last_time;
 
-		out->live_held += above && q->last_time <= upper;
+		out->live_held += above && q->last_time <= a.upper;
 		out->live_too_new += !above;
-		out->live_unbounded += lower == TLBF_NEVER;
-		widths[(*nwidths)++] = lower == TLBF_NEVER ? INFINITY :
-			(double) (upper - lower) / EVAL_SECOND;
+		out->live_unbounded += a.lower == TLBF_NEVER;
+		widths[(*nwidths)++] = a.lower == TLBF_NEVER ? INFINITY :
+			(double) (a.upper - a.lower) / EVAL_SECOND;
 	}
 }
 
 void
 inference_measure(const WindowSetup *w, const QuerySet *sets, double error_rate,
-				  InferenceResult *out)
+				  int format, InferenceResult *out)
 {
 	const uint64_t *keys = w->request.stream->keys;
-	TlbfMemory	memory;
-	Tlbf	   *f = create_filter(w, error_rate, &memory);
-	bool	   *scratch = NULL;
-	uint32_t	scratch_slices = 0;
+	InferenceFilter ff;
 	long		live = 0,
 				nwidths = 0,
 				nbounded = 0;
@@ -184,6 +356,7 @@ inference_measure(const WindowSetup *w, const QuerySet *sets, double error_rate,
 	size_t		pos = 0;
 	double		bits = 0.0;
 
+	filter_open(&ff, format, w, error_rate);
 	for (int c = 0; c < w->ncheckpoints; c++)
 		live += sets[c].count[KIND_LIVE];
 	widths = eval_calloc(live, sizeof(double));
@@ -194,25 +367,16 @@ inference_measure(const WindowSetup *w, const QuerySet *sets, double error_rate,
 		const QuerySet *set = &sets[c];
 
 		for (; pos < cp->inserted; pos++)
-			if (tlbf_insert(&f, &memory, eval_hash(keys[pos]), w->times[pos]) != TLBF_OK)
-			{
-				fprintf(stderr, "tlbf_insert failed\n");
-				exit(1);
-			}
-		if (f->nslices > scratch_slices)
-		{
-			free(scratch);
-			scratch_slices = f->nslices;
-			scratch = eval_calloc(2 * (size_t) scratch_slices, sizeof(bool));
-		}
-		bits += (double) tlbf_total_words(f) * 64;
+			filter_insert(&ff, eval_hash(keys[pos]), w->times[pos]);
+		filter_ready(&ff);
+		bits += filter_bits(&ff);
 		for (long i = 0; i < set->n; i++)
-			ask(f, set, &set->queries[i], cp->at, scratch, out, widths, &nwidths);
+			ask(&ff, set, &set->queries[i], cp->at, out, widths, &nwidths);
 	}
 
+	out->format = format;
 	out->error_rate = error_rate;
-	out->k = f->k;
-	out->l = f->l;
+	filter_shape(&ff, &out->k, &out->l);
 	out->bits_per_item = bits / w->ncheckpoints / w->live_items;
 	out->span_seconds = (double) w->span / EVAL_SECOND;
 	out->median_width_seconds = median(widths, nwidths);
@@ -221,8 +385,7 @@ inference_measure(const WindowSetup *w, const QuerySet *sets, double error_rate,
 		nbounded++;
 	out->median_bounded_width_seconds = median(widths, nbounded);
 	free(widths);
-	free(scratch);
-	free(f);
+	filter_close(&ff);
 }
 
 /*

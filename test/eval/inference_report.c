@@ -4,6 +4,12 @@
  *	  The inference experiment's files: one CSV per question (calibration,
  *	  penalties, last seen) and a Markdown summary with the goals.
  *
+ * Both formats go in the same files: format 2's lines first, as they were
+ * before format 3 was measured (its CSV lines gain only a last column,
+ * 'format', so that readers by column index still work; its part of the
+ * summary is unchanged), then format 3's, and in the summary the two side
+ * by side.
+ *
  * Goals (issue 17):
  *	  calibration	posterior error (eq. 35) at most 0.05 at 8, 12 and 14
  *					bits per item and at the 1% target, with the prior set
@@ -95,6 +101,22 @@ config_columns(FILE *out, const InferenceResult *r)
 			r->k, r->l, r->bits_per_item);
 }
 
+/* The last column, added with format 3: the filter's format. */
+static void
+end_line(FILE *out, const InferenceResult *r)
+{
+	fprintf(out, ",%d\n", r->format);
+}
+
+/* What every CSV file's comment says about the format column. */
+static void
+format_comment(FILE *out)
+{
+	fprintf(out,
+			"# format: 2 = the paper's layout (tlbf.h), 3 = tb.h with the same span, error rate and capacity guess\n"
+			"# (l: its generations per span; bits_per_item: its bands' lines); format 2's lines come first.\n");
+}
+
 static void
 write_calibration(const char *dir, const InferenceResult *results, int n)
 {
@@ -107,9 +129,12 @@ write_calibration(const char *dir, const InferenceResult *results, int n)
 			"# live/expired/fresh: the bin's keys by kind. posterior_error (eq. 35) = mean over positive answers of\n"
 			"# |observed_fraction - midpoint|; ece: the same with the bin's mean posterior instead of its midpoint;\n"
 			"# brier: mean (posterior - truth)^2 over positive answers (truth 1 if in the window, else 0).\n"
-			"# budget: bits per live item the error rate was matched to (1%%: the error-rate target as is).\n"
+			"# budget: bits per live item the error rate was matched to (1%%: the error-rate target as is).\n");
+	format_comment(out);
+	fprintf(out,
 			"stream,budget,error_rate,k,l,bits_per_item,prior,mean_prior,positives,posterior_error,ece,brier,"
-			"bin,bin_low,bin_high,midpoint,count,in_window,observed_fraction,mean_posterior,live,expired,fresh\n");
+			"bin,bin_low,bin_high,midpoint,count,in_window,observed_fraction,mean_posterior,live,expired,fresh,"
+			"format\n");
 	for (int i = 0; i < n; i++)
 	{
 		const InferenceResult *r = &results[i];
@@ -121,7 +146,7 @@ write_calibration(const char *dir, const InferenceResult *results, int n)
 			for (int b = 0; b < INF_BINS; b++)
 			{
 				config_columns(out, r);
-				fprintf(out, "%s,%.4f,%ld,%.4f,%.4f,%.4f,%d,%.2f,%.2f,%.3f,%ld,%ld,%.4f,%.4f,%ld,%ld,%ld\n",
+				fprintf(out, "%s,%.4f,%ld,%.4f,%.4f,%.4f,%d,%.2f,%.2f,%.3f,%ld,%ld,%.4f,%.4f,%ld,%ld,%ld",
 						prior_names[p], mean_prior(r, p), calibration_positives(c),
 						calibration_error(c, true), calibration_error(c, false), calibration_brier(c),
 						b, (double) b / INF_BINS, (double) (b + 1) / INF_BINS,
@@ -130,6 +155,7 @@ write_calibration(const char *dir, const InferenceResult *results, int n)
 						ratio(c->sum_posterior[b], c->count[b]),
 						c->by_kind[b][KIND_LIVE], c->by_kind[b][KIND_EXPIRED],
 						c->by_kind[b][KIND_FRESH]);
+				end_line(out, r);
 			}
 		}
 	}
@@ -145,16 +171,18 @@ write_penalties(const char *dir, const InferenceResult *results, int n)
 			"# Penalties (the seed's 6.1.1): per query fp_cost and fn_cost uniform in [1, 10), fixed seed, the same for every\n"
 			"# filter of a stream. contains: tlbf_query's yes/no. posterior: yes iff posterior >= fp_cost / (fp_cost + fn_cost),\n"
 			"# with the prior = the checkpoint's base rate (_prior05: 0.5). prior_only: the same rule on the prior alone.\n"
-			"# ratio = penalty_posterior / penalty_contains (below 1: the posterior decision pays less).\n"
+			"# ratio = penalty_posterior / penalty_contains (below 1: the posterior decision pays less).\n");
+	format_comment(out);
+	fprintf(out,
 			"stream,budget,error_rate,k,l,bits_per_item,queries,base_rate,contains_yes,contains_errors,penalty_contains,"
 			"penalty_posterior,ratio,fp_posterior,fn_posterior,penalty_posterior_prior05,ratio_prior05,"
-			"fp_posterior_prior05,fn_posterior_prior05,penalty_prior_only,ratio_prior_only\n");
+			"fp_posterior_prior05,fn_posterior_prior05,penalty_prior_only,ratio_prior_only,format\n");
 	for (int i = 0; i < n; i++)
 	{
 		const InferenceResult *r = &results[i];
 
 		config_columns(out, r);
-		fprintf(out, "%ld,%.4f,%ld,%ld,%.1f,%.1f,%.4f,%ld,%ld,%.1f,%.4f,%ld,%ld,%.1f,%.4f\n",
+		fprintf(out, "%ld,%.4f,%ld,%ld,%.1f,%.1f,%.4f,%ld,%ld,%.1f,%.4f,%ld,%ld,%.1f,%.4f",
 				total_queries(r), mean_prior(r, PRIOR_TRUE),
 				r->contains_yes[KIND_LIVE] + r->contains_yes[KIND_EXPIRED] + r->contains_yes[KIND_FRESH],
 				r->errors_contains, r->penalty_contains,
@@ -163,6 +191,7 @@ write_penalties(const char *dir, const InferenceResult *results, int n)
 				r->penalty_posterior[PRIOR_HALF], penalty_ratio(r, PRIOR_HALF),
 				r->fp_posterior[PRIOR_HALF], r->fn_posterior[PRIOR_HALF],
 				r->penalty_prior_only, ratio(r->penalty_prior_only, r->penalty_contains));
+		end_line(out, r);
 	}
 	fclose(out);
 }
@@ -177,16 +206,19 @@ write_last_seen(const char *dir, const InferenceResult *results, int n)
 			"# last insertion time; too_new: ranges entirely after it (a chance run newer than the key's own). fpr = fresh\n"
 			"# (never inserted) keys that get a range; goal_held = 1 - fpr. expired_range_rate: keys last inserted within the\n"
 			"# span before the window that get a range. Widths: upper - lower of live keys' ranges, an unbounded one (no\n"
-			"# lower bound) counted as infinite in median_width and left out of median_bounded_width.\n"
+			"# lower bound) counted as infinite in median_width and left out of median_bounded_width.\n");
+	format_comment(out);
+	fprintf(out,
 			"stream,budget,error_rate,k,l,bits_per_item,span_s,live_queries,live_ranges,live_held,held_fraction,"
 			"live_too_new,unbounded_fraction,fresh_queries,fresh_ranges,fpr,goal_held,expired_queries,expired_ranges,"
-			"expired_range_rate,median_width_s,median_width_over_span,median_bounded_width_s,median_bounded_width_over_span\n");
+			"expired_range_rate,median_width_s,median_width_over_span,median_bounded_width_s,median_bounded_width_over_span,"
+			"format\n");
 	for (int i = 0; i < n; i++)
 	{
 		const InferenceResult *r = &results[i];
 
 		config_columns(out, r);
-		fprintf(out, "%.3f,%ld,%ld,%ld,%.5f,%ld,%.5f,%ld,%ld,%.5f,%.5f,%ld,%ld,%.5f,%.3f,%.5f,%.3f,%.5f\n",
+		fprintf(out, "%.3f,%ld,%ld,%ld,%.5f,%ld,%.5f,%ld,%ld,%.5f,%.5f,%ld,%ld,%.5f,%.3f,%.5f,%.3f,%.5f",
 				r->span_seconds, r->queries[KIND_LIVE], r->ranges[KIND_LIVE], r->live_held,
 				held_fraction(r), r->live_too_new,
 				ratio(r->live_unbounded, r->ranges[KIND_LIVE]),
@@ -195,6 +227,7 @@ write_last_seen(const char *dir, const InferenceResult *results, int n)
 				ratio(r->ranges[KIND_EXPIRED], r->queries[KIND_EXPIRED]),
 				r->median_width_seconds, r->median_width_seconds / r->span_seconds,
 				r->median_bounded_width_seconds, r->median_bounded_width_seconds / r->span_seconds);
+		end_line(out, r);
 	}
 	fclose(out);
 }
@@ -212,10 +245,10 @@ mean_positive(const InferenceResult *r, int p, QueryKind kind)
 	return ratio(r->posterior_sum[p][kind], r->contains_yes[kind]);
 }
 
+/* The goals, over one format's results. */
 static void
-write_summary(const char *dir, const InferenceResult *results, int n, const char *note)
+summary_goals(FILE *md, const InferenceResult *results, int n)
 {
-	FILE	   *md = open_out(dir, "inference_summary.md");
 	int			cal_total = 0,
 				cal_met = 0,
 				pen_total = 0,
@@ -245,19 +278,18 @@ write_summary(const char *dir, const InferenceResult *results, int n, const char
 		ls_met += held_fraction(r) >= 1.0 - fpr(r);
 	}
 
-	fprintf(md, "<!-- written by test/eval/inference.c -->\n");
-	fprintf(md, "%s\n\n", note);
-	fprintf(md, "Query mix per checkpoint: every key last inserted within the window (live), every key last inserted "
-			"within the span before it (expired), and as many never-inserted keys (fresh) as the two together. "
-			"The prior is the checkpoint's base rate (live / all) unless marked 0.5.\n\n");
 	fprintf(md, "| goal | result |\n|---|---|\n");
 	fprintf(md, "| posterior error <= 0.05 at 8, 12, 14 bits and 1%% (prior = base rate) | %s: %d of %d; worst %.4f |\n",
 			met(cal_met == cal_total), cal_met, cal_total, worst_error);
 	fprintf(md, "| posterior decision below plain contains at every budget | %s: %d of %d; ratio %.3f to %.3f |\n",
 			met(pen_met == pen_total), pen_met, pen_total, best_ratio, worst_ratio);
 	fprintf(md, "| last seen: held >= 1 - FPR | %s: %d of %d |\n", met(ls_met == ls_total), ls_met, ls_total);
+}
 
-	fprintf(md, "\n### Calibration\n\n");
+static void
+summary_calibration(FILE *md, const InferenceResult *results, int n, const char *prefix)
+{
+	fprintf(md, "\n### %sCalibration\n\n", prefix);
 	fprintf(md, "| stream | budget | bits/item | (k, l) | positive answers | posterior error | ECE | Brier | "
 			"mean posterior: live / expired / fresh | prior 0.5: posterior error | goal |\n");
 	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -275,8 +307,12 @@ write_summary(const char *dir, const InferenceResult *results, int n, const char
 				calibration_error(&r->calibration[PRIOR_HALF], true),
 				calibration_goal_applies(r) ? met(e <= POSTERIOR_ERROR_GOAL) : "-");
 	}
+}
 
-	fprintf(md, "\n### Penalties\n\n");
+static void
+summary_penalties(FILE *md, const InferenceResult *results, int n, const char *prefix)
+{
+	fprintf(md, "\n### %sPenalties\n\n", prefix);
 	fprintf(md, "| stream | budget | bits/item | base rate | contains | posterior | ratio | prior 0.5: ratio | "
 			"prior only: ratio | goal |\n");
 	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|\n");
@@ -290,8 +326,12 @@ write_summary(const char *dir, const InferenceResult *results, int n, const char
 				penalty_ratio(r, PRIOR_HALF), ratio(r->penalty_prior_only, r->penalty_contains),
 				met(penalty_ratio(r, PRIOR_TRUE) < 1.0));
 	}
+}
 
-	fprintf(md, "\n### Last seen\n\n");
+static void
+summary_last_seen(FILE *md, const InferenceResult *results, int n, const char *prefix)
+{
+	fprintf(md, "\n### %sLast seen\n\n", prefix);
 	fprintf(md, "| stream | budget | bits/item | held | 1 - FPR | too new | expired with a range | "
 			"median width / span | bounded: median width / span | unbounded | goal |\n");
 	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -308,16 +348,118 @@ write_summary(const char *dir, const InferenceResult *results, int n, const char
 				ratio(r->live_unbounded, r->ranges[KIND_LIVE]),
 				met(held_fraction(r) >= 1.0 - fpr(r)));
 	}
+}
+
+/* One format's goals and tables; 'prefix' heads its tables' titles. */
+static void
+summary_format(FILE *md, const InferenceResult *results, int n, const char *prefix)
+{
+	summary_goals(md, results, n);
+	summary_calibration(md, results, n, prefix);
+	summary_penalties(md, results, n, prefix);
+	summary_last_seen(md, results, n, prefix);
+}
+
+/* Format 2's result for the configuration of 'r', or NULL. */
+static const InferenceResult *
+format2_of(const InferenceResult *results, int n, const InferenceResult *r)
+{
+	for (int i = 0; i < n; i++)
+		if (results[i].format == 2 && strcmp(results[i].stream, r->stream) == 0 &&
+			strcmp(results[i].budget_label, r->budget_label) == 0)
+			return &results[i];
+	return NULL;
+}
+
+/* The headline figures of each configuration, format 2 / format 3. */
+static void
+summary_side_by_side(FILE *md, const InferenceResult *results, int n)
+{
+	fprintf(md, "\n### Format 2 and format 3\n\n");
+	fprintf(md, "Each cell: format 2 / format 3, prior = base rate.\n\n");
+	fprintf(md, "| stream | budget | error rate | bits/item | posterior error | Brier | penalty ratio | "
+			"held | median width / span |\n");
+	fprintf(md, "|---|---|---|---|---|---|---|---|---|\n");
+	for (int i = 0; i < n; i++)
+	{
+		const InferenceResult *t = &results[i];
+		const InferenceResult *r = format2_of(results, n, t);
+		const Calibration *c2,
+				   *c3 = &t->calibration[PRIOR_TRUE];
+
+		if (t->format != 3 || r == NULL)
+			continue;
+		c2 = &r->calibration[PRIOR_TRUE];
+		fprintf(md, "| %s | %s | %.4g | %.2f / %.2f | %.4f / %.4f | %.4f / %.4f | %.3f / %.3f | "
+				"%.4f / %.4f | %.4f / %.4f |\n",
+				t->stream, t->budget_label, t->error_rate, r->bits_per_item, t->bits_per_item,
+				calibration_error(c2, true), calibration_error(c3, true),
+				calibration_brier(c2), calibration_brier(c3),
+				penalty_ratio(r, PRIOR_TRUE), penalty_ratio(t, PRIOR_TRUE),
+				held_fraction(r), held_fraction(t),
+				r->median_width_seconds / r->span_seconds,
+				t->median_width_seconds / t->span_seconds);
+	}
+}
+
+/*
+ * Format 2's part as it was before format 3 was measured, then format
+ * 3's, then the two side by side.  'results' holds format 2's first (see
+ * inference_report).
+ */
+static void
+write_summary(const char *dir, const InferenceResult *results, int n, const char *note)
+{
+	FILE	   *md = open_out(dir, "inference_summary.md");
+	int			n2 = 0;
+
+	while (n2 < n && results[n2].format == 2)
+		n2++;
+	fprintf(md, "<!-- written by test/eval/inference.c -->\n");
+	fprintf(md, "%s\n\n", note);
+	fprintf(md, "Query mix per checkpoint: every key last inserted within the window (live), every key last inserted "
+			"within the span before it (expired), and as many never-inserted keys (fresh) as the two together. "
+			"The prior is the checkpoint's base rate (live / all) unless marked 0.5.\n\n");
+	summary_format(md, results, n2, "");
+	if (n2 < n)
+	{
+		fprintf(md, "\n## Format 3\n\n");
+		fprintf(md, "The same streams, queries and priors asked of format 3 (tb_query, tb_posterior, tb_last_seen) "
+				"with format 2's span, error rate and capacity guess (default generations; (k, l) = bits a key "
+				"sets, generations per span; bits/item: its bands' lines). The CSV files' lines with format = 3.\n\n");
+		summary_format(md, results + n2, n - n2, "Format 3: ");
+		summary_side_by_side(md, results, n);
+	}
 	fclose(md);
+}
+
+/*
+ * The results in report order: format 2's, then format 3's, each in the
+ * order they were run.
+ */
+static InferenceResult *
+by_format(const InferenceResult *results, int n)
+{
+	InferenceResult *sorted = eval_calloc(n > 0 ? n : 1, sizeof(InferenceResult));
+	int			m = 0;
+
+	for (int format = 2; format <= 3; format++)
+		for (int i = 0; i < n; i++)
+			if (results[i].format == format)
+				sorted[m++] = results[i];
+	return sorted;
 }
 
 void
 inference_report(const char *dir, const InferenceResult *results, int n, const char *note)
 {
-	write_calibration(dir, results, n);
-	write_penalties(dir, results, n);
-	write_last_seen(dir, results, n);
-	write_summary(dir, results, n, note);
+	InferenceResult *sorted = by_format(results, n);
+
+	write_calibration(dir, sorted, n);
+	write_penalties(dir, sorted, n);
+	write_last_seen(dir, sorted, n);
+	write_summary(dir, sorted, n, note);
+	free(sorted);
 }
 
 /*
