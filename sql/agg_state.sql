@@ -111,6 +111,18 @@ SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, k, '2024-01-01 01:13:00+00'))
 FROM (SELECT * FROM keyed WHERE at > '2024-01-01 00:15+00') r,
      (SELECT combined(state::tlbf_agg_state) AS f FROM sent_filters) s;
 
+-- A state that holds filters of format 3 (tlbf_union_agg's), made from
+-- outside, takes no rows: an aggregate that starts from one refuses its
+-- first row instead of ignoring it.
+DO $$BEGIN
+  EXECUTE format('CREATE AGGREGATE rows_after_filters(bigint, timestamptz, interval) (
+                    SFUNC = tlbf_agg_typed_trans, STYPE = tlbf_agg_state,
+                    FINALFUNC = tlbf_agg_typed_final, INITCOND = %L)',
+                 tlbf_create_format3('1 hour')::text);
+END$$;
+SELECT rows_after_filters(k, at, '1 hour') FROM keyed;
+DROP AGGREGATE rows_after_filters(bigint, timestamptz, interval);
+
 -- In parallel, the partial states cross from the workers as flat states.
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;

@@ -711,6 +711,9 @@ tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryConte
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		return;
+	/* (a state made of format 3 filters, from outside, takes no rows) */
+	if (state->union3 != NULL)
+		tlbf_refuse_mixed_formats();
 	if (state->hasher == NULL)
 	{
 		KeyFields	first_key;

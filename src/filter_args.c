@@ -240,7 +240,7 @@ TlbfValue
 tlbf_arg_value_copy(FunctionCallInfo fcinfo, int argno)
 {
 	return tlbf_value_of(validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
-							  ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT));
+								   ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT));
 }
 
 /* Set the varlena length word from the filter's own layout. */
