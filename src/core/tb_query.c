@@ -3,15 +3,16 @@
  * tb_query.c
  *	  Asking a format 3 filter for a key: its group of lines in each band
  *	  (one band while the rate is steady), prefetched all before the first
- *	  is read, then its piece in every slot whose generation overlaps (at -
- *	  window, at], newest generation first.
+ *	  is read, then its piece in every slot whose generation overlaps [at -
+ *	  window, at] (a key added at at - window is within it), newest
+ *	  generation first.
  *
  *-------------------------------------------------------------------------
  */
 #include "tb_bits.h"
 
 /*
- * The newest generation overlapping (at - window, at] whose piece holds
+ * The newest generation overlapping [at - window, at] whose piece holds
  * the key, or TB_NO_GENERATION.  (Compared by times, without dividing:
  * generation g starts at g * length, and overlaps when it starts at or
  * before 'at' and after at - window - length.)

@@ -25,7 +25,7 @@
 
 /*
  * Does a query over the span at 'at' ask this generation (it overlaps
- * (at - span, at])?  Compared by times, as tb_query does.
+ * [at - span, at])?  Compared by times, as tb_query does.
  */
 bool
 tb_generation_is_live(const TbFilter *f, int64_t generation, TlbfTime at)
