@@ -133,7 +133,7 @@ paper_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s does not take tlbf values of format 3 yet",
 						name != NULL ? name : "this function"),
-				 errdetail("Format 3 is in development (issue 36): tlbf_add, tlbf_contains, tlbf_retire, tlbf_union, tlbf_info, tlbf_last_seen and the text and binary forms take it."),
+				 errdetail("Shared filters hold formats 1 and 2 only for now (issue 36); a saved copy of format 3 is not one a shared filter wrote."),
 				 errhint("Use a filter made by tlbf_create.")));
 	}
 	return (Tlbf *) value;
@@ -206,26 +206,11 @@ readonly_any(FunctionCallInfo fcinfo, struct varlena *raw)
 	return tlbf_value_cache_keep(cache->values, &toast_id, filter);
 }
 
-/* The same, of formats 1 and 2 only. */
+/* The same, of formats 1 and 2 only (a shared filter's saved copy). */
 Tlbf *
 tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
 {
 	return paper_layout_only(fcinfo, readonly_any(fcinfo, raw));
-}
-
-/* A filter argument for reading only (formats 1 and 2). */
-Tlbf *
-tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno)
-{
-	return tlbf_readonly_value(fcinfo, (struct varlena *) PG_GETARG_POINTER(argno));
-}
-
-/* A private, modifiable copy of a filter argument (formats 1 and 2). */
-Tlbf *
-tlbf_arg_copy(FunctionCallInfo fcinfo, int argno)
-{
-	return paper_layout_only(fcinfo, validated(PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(argno)),
-											   ERRCODE_INVALID_PARAMETER_VALUE, TLBF_VALUE_ARGUMENT));
 }
 
 /* A filter argument of any format, for reading only. */

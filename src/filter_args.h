@@ -58,8 +58,6 @@ extern TlbfValue tlbf_arg_value(FunctionCallInfo fcinfo, int argno);
 extern TlbfValue tlbf_arg_value_copy(FunctionCallInfo fcinfo, int argno);
 extern struct varlena *tlbf_validated_copy_any(const char *data, Size len, int sqlstate,
 											   TlbfValueSource source, Node *escontext);
-extern Tlbf *tlbf_arg_readonly(FunctionCallInfo fcinfo, int argno);
-extern Tlbf *tlbf_arg_copy(FunctionCallInfo fcinfo, int argno);
 extern Size tlbf_filter_bytes_cap(void);
 extern void tlbf_check_filter_bytes(const Tlbf *f);
 extern void tlbf_memory_for(TlbfMemory *memory, const void *value, MemoryContext context);

@@ -6,6 +6,7 @@
 # primary saved the filter and the standby replayed that save (and, since
 # issue 39, once the standby replayed its commit: 033_wal_recovery); a filter
 # dropped on the primary disappears from the standby; a new one appears.
+# A saved copy of format 3 is refused there by name.
 use strict;
 use warnings;
 
@@ -86,6 +87,17 @@ is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 't',
 	'... with its keys');
 is(on_standby("SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('replicated', k)"),
 	'0', 'the old keys are still found on the standby');
+
+# A saved row that holds a value of format 3 (a superuser's doing: no
+# shared filter writes one yet) is refused on the standby, by the
+# function's name (0A000), never read as another layout.
+$primary->safe_psql('postgres', q{
+	UPDATE tlbf_shared_filters SET filter = tlbf_create_format3('1 hour') WHERE name = 'created_later'});
+$primary->wait_for_catchup($standby);
+is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 'ERROR 0A000',
+	'a saved copy of format 3 is refused on the standby: ERROR 0A000');
+is(on_standby("SELECT tlbf_shared_contains('replicated', 777777)"), 't',
+	'... and the other filters answer as before');
 
 $standby->stop;
 $primary->stop;
