@@ -104,6 +104,19 @@ tb_piece_has(const uint64_t *piece, const uint64_t *masks, int words)
 }
 
 /*
+ * Does a query at 'at' over 'window' ask generation g: does it overlap
+ * [at - window, at]?  Compared by times, without dividing: generation g
+ * starts at g * length, and overlaps when it starts at or before 'at' and
+ * after at - window - length.
+ */
+static inline bool
+tb_asks(const TbFilter *f, int64_t g, TlbfTime at, int64_t window)
+{
+	return g != TB_NO_GENERATION && g * f->length <= at &&
+		g * f->length > at - window - f->length;
+}
+
+/*
  * The key's group in every band, prefetched (both ends of a group of
  * several lines) before any is read, so that the misses overlap.
  */

@@ -194,7 +194,6 @@ tb_posterior(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window, doub
 	int			n = 0;
 	int			slots = tb_slots(f);
 	int			piece = tb_piece_words(f);
-	TlbfTime	after = at - window - f->length;
 	TlbfTime	start = at - window;	/* the window is [start, at] */
 	double		in_weight = 0.0,
 				before_weight = 0.0,
@@ -217,7 +216,7 @@ tb_posterior(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window, doub
 			const uint64_t *words = group[i] + s * piece;
 			int64_t		g = b[i].slot[s].generation;
 
-			if (g == TB_NO_GENERATION || g * f->length > at || g * f->length <= after)
+			if (!tb_asks(f, g, at, window))
 				continue;
 			entry[n].generation = g;
 			entry[n].band = i;

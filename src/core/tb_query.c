@@ -13,9 +13,7 @@
 
 /*
  * The newest generation overlapping [at - window, at] whose piece holds
- * the key, or TB_NO_GENERATION.  (Compared by times, without dividing:
- * generation g starts at g * length, and overlaps when it starts at or
- * before 'at' and after at - window - length.)
+ * the key, or TB_NO_GENERATION.
  */
 static int64_t
 newest_holding(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
@@ -25,7 +23,6 @@ newest_holding(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
 	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
 	int			slots = tb_slots(f);
 	int			piece = tb_piece_words(f);
-	TlbfTime	after = at - window - f->length;
 	int64_t		found = TB_NO_GENERATION;
 
 	tb_key_groups(f, hash, tb_group_words(f), group);
@@ -35,8 +32,8 @@ newest_holding(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
 		{
 			int64_t		g = b[i].slot[s].generation;
 
-			if (g != TB_NO_GENERATION && g > found && g * f->length <= at &&
-				g * f->length > after && tb_piece_has(group[i] + s * piece, masks, piece))
+			if (g > found && tb_asks(f, g, at, window) &&
+				tb_piece_has(group[i] + s * piece, masks, piece))
 				found = g;
 		}
 	return found;
@@ -54,7 +51,6 @@ query_layout(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
 	const TbBand *b = tb_bands(f);
 	const uint64_t *group[TB_MAX_BANDS];
 	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
-	TlbfTime	after = at - window - f->length;
 
 	tb_key_groups(f, hash, (uint64_t) slots * piece, group);
 	tb_key_masks(hash, piece, k, masks);
@@ -70,8 +66,7 @@ query_layout(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
 			int			s = __builtin_ctz(has);
 			int64_t		g = b[i].slot[s].generation;
 
-			/* the generation overlaps the window (compared by times) */
-			if (g != TB_NO_GENERATION && g * f->length <= at && g * f->length > after)
+			if (tb_asks(f, g, at, window))
 				return true;
 			has &= has - 1;
 		}

@@ -23,15 +23,11 @@
 
 #include "tb_bits.h"
 
-/*
- * Does a query over the span at 'at' ask this generation (it overlaps
- * [at - span, at])?  Compared by times, as tb_query does.
- */
+/* Does a query over the span at 'at' ask this generation? */
 bool
 tb_generation_is_live(const TbFilter *f, int64_t generation, TlbfTime at)
 {
-	return generation != TB_NO_GENERATION && generation * f->length <= at &&
-		generation * f->length > at - f->span - f->length;
+	return tb_asks(f, generation, at, f->span);
 }
 
 /* Bits set in the OR of the live pieces (slots in 'live') of every group. */
