@@ -265,6 +265,71 @@ FROM (SELECT key, tlbf_agg_format3(key, at, '1 hour', 0.01, 1800) OVER (ORDER BY
              tlbf_agg_format3(key::numeric, at, '1 hour', 0.01, 1800) OVER (ORDER BY at) AS fn
       FROM stream3 WHERE key <= 6) w ORDER BY key;
 
+-- tlbf_agg_format3(item, at, span [, error_rate]), no capacity: the rows'
+-- hashes are kept per generation and the filter built at the end, one band
+-- sized for the busiest generation's distinct keys (counted by a sketch).
+-- A stream of 2 hours whose rate goes up tenfold after 40 minutes and
+-- back after 80, keys repeated: the same bytes in any order, from a
+-- parallel plan (hashes sent to the leader), hashed or sorted groups; every
+-- key of the last hour found; the error rate within 1.1x of the target on
+-- 200,000 keys never added; one band, its size set by the busy generations.
+CREATE TABLE rated3 AS
+SELECT g % 50000 AS key, '2024-01-01 00:00+00'::timestamptz + s.t AS at
+FROM (SELECT g, CASE WHEN g <= 2400 THEN g * interval '1 s'
+                     WHEN g <= 26400 THEN interval '40 min' + (g - 2400) * interval '100 ms'
+                     ELSE interval '80 min' + (g - 26400) * interval '1 s' END AS t
+      FROM generate_series(1, 28800) g) s;
+CREATE TABLE built3 AS SELECT tlbf_agg_format3(key, at, '1 hour') AS f FROM rated3;
+SELECT tlbf_agg_format3(key, at, '1 hour' ORDER BY key DESC)::bytea = (SELECT f FROM built3)::bytea AS backwards,
+       tlbf_agg_format3(key, at, '1 hour' ORDER BY md5(key::text))::bytea = (SELECT f FROM built3)::bytea AS shuffled,
+       tlbf_agg_format3(key, at, '1 hour', 0.01)::bytea = (SELECT f FROM built3)::bytea AS default_error_rate,
+       tlbf_agg_format3(CASE WHEN key > 0 THEN key END, at, '1 hour')::bytea =
+         (SELECT tlbf_agg_format3(key, at, '1 hour') FROM rated3 WHERE key > 0)::bytea AS nulls_skipped
+FROM rated3;
+SELECT tlbf_info(f)->'band_count' AS bands, tlbf_info(f)->'inserted' AS inserted,
+       tlbf_info(f)->'declared' AS declared, tlbf_info(f)->'bytes' AS bytes
+FROM built3;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, '2024-01-01 02:00+00')) AS missed
+FROM built3, rated3 WHERE at >= '2024-01-01 01:00+00';
+SELECT count(*) FILTER (WHERE tlbf_contains(f, g, '2024-01-01 02:00+00')) <= 2200 AS within_1_1x_target
+FROM built3, generate_series(1000001, 1200000) g;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+ANALYZE rated3;
+EXPLAIN (COSTS OFF) SELECT tlbf_agg_format3(key, at, '1 hour') FROM rated3;
+SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_same
+FROM rated3;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+SET enable_sort = off;
+CREATE TABLE hashedlog3 AS SELECT key % 3 AS part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+FROM rated3 GROUP BY key % 3;
+RESET enable_sort;
+SET enable_hashagg = off;
+SELECT h.part, h.f::bytea = g.f::bytea AS hashed_same_as_sorted
+FROM hashedlog3 h, (SELECT key % 3 AS part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+                    FROM rated3 GROUP BY key % 3) g
+WHERE h.part = g.part ORDER BY h.part;
+RESET enable_hashagg;
+-- rows older than the span before the newest are not kept; none or only
+-- NULL rows give NULL; the parameters are checked
+SELECT tlbf_contains(f, 1, '2024-01-01 00:30+00') AS old_key_kept,
+       tlbf_info(f)->'inserted' AS inserted
+FROM (SELECT tlbf_agg_format3(k, at, '1 hour') AS f
+      FROM (VALUES (1, '2024-01-01 00:00+00'::timestamptz), (2, '2024-01-01 03:00+00')) v(k, at)) s;
+SELECT tlbf_agg_format3(key, at, '1 hour') IS NULL AS no_rows_null FROM rated3 WHERE key < 0;
+SELECT tlbf_agg_format3(NULL::int, at, '1 hour') IS NULL AS only_null_rows FROM rated3;
+SELECT tlbf_agg_format3(key, at, NULL) FROM rated3;
+SELECT tlbf_agg_format3(key, at, '1 hour', 0.7) FROM rated3;
+SET tlbf.max_filter_bytes = '64kB';
+SELECT tlbf_agg_format3(key, at, '1 hour') FROM rated3;
+RESET tlbf.max_filter_bytes;
+SELECT tlbf_agg_format3(key, at, '1 hour', NULL) FROM rated3;
+
 -- tlbf_summary and tlbf_info count the distinct keys of the generations a
 -- query asks, once each however many generations they came back in (the
 -- OR of their pieces), with a range of two standard deviations either

@@ -203,3 +203,55 @@ CREATE AGGREGATE tlbf_agg_format3(item bytea, at timestamptz, span interval,
     COMBINEFUNC = @extschema@.tlbf_agg_format3_combine,
     PARALLEL = SAFE
 );
+
+-- tlbf_agg_format3 without a capacity: the state keeps the rows' hashes
+-- per generation (those within the span before the newest time) and the
+-- filter is built at the end, one band sized for the busiest generation's
+-- distinct keys: the same bytes in any order and any plan.  Internal, for
+-- any item type (Citus gathers the rows); serialized for parallel plans
+-- as the hashes.  Labels as tlbf_agg_format3's above.
+CREATE FUNCTION tlbf_agg_format3_log_trans(internal, item "any", at timestamptz, span interval)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_trans(internal, item "any", at timestamptz, span interval,
+                                           error_rate float8)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_final(internal)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_combine(internal, internal)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_serialize(internal)
+    RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_deserialize(bytea, internal)
+    RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE tlbf_agg_format3(item "any", at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_trans,
+    STYPE = internal,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_format3_log_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_log_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_format3_log_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_format3_log_deserialize,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item "any", at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_trans,
+    STYPE = internal,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_format3_log_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_format3_log_combine,
+    SERIALFUNC = @extschema@.tlbf_agg_format3_log_serialize,
+    DESERIALFUNC = @extschema@.tlbf_agg_format3_log_deserialize,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE tlbf_agg_format3("any", timestamptz, interval) IS
+    'a filter of format 3 (in development) holding every item, seen at its time, for span, sized from the keys at the end';
+COMMENT ON AGGREGATE tlbf_agg_format3("any", timestamptz, interval, float8) IS
+    'a filter of format 3 (in development) holding every item, seen at its time, for span, at error_rate, sized from the keys at the end';

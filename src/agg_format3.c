@@ -35,6 +35,7 @@
  *-------------------------------------------------------------------------
  */
 #include "tlbf_pg.h"
+#include "agg_format3.h"
 #include "datum_hash.h"
 #include "filter_args.h"
 #include "filter_params.h"
@@ -69,10 +70,7 @@ typedef struct Format3State
 	ExpandedObjectHeader header;
 	TbFilter   *filter;			/* in the header's context; VARSIZE kept */
 	TlbfMemory	memory;
-	ItemHasher *plain;			/* the keys' hasher, once the first key showed
-								 * that it gives their hash (NULL: the
-								 * general path) */
-	bool		plain_checked;
+	Format3Hasher hasher;		/* hashes the rows' items */
 	int			nheld;			/* keys held back, held[first] the oldest */
 	int			first;
 	HeldKey		held[HELD_KEYS];
@@ -87,8 +85,8 @@ static const ExpandedObjectMethods state_methods = {
 };
 
 /* ERROR unless called by an aggregate; its memory. */
-static MemoryContext
-aggregate_memory(FunctionCallInfo fcinfo, const char *function)
+MemoryContext
+tlbf_format3_aggregate_memory(FunctionCallInfo fcinfo, const char *function)
 {
 	MemoryContext aggcontext;
 
@@ -203,26 +201,48 @@ state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggcontext)
 }
 
 /*
- * After a state's first key: hash the next ones with their type's hasher
+ * After a filter's first key: hash the next ones with their type's hasher
  * directly if the general path would (tlbf_key_arg_plain_hasher), checked
  * once more on this key.  The general path costs more than the rest of a
  * row (the key's kind found, compared and recorded each time).
  */
 static void
-take_plain_path(Format3State *state, FunctionCallInfo fcinfo, TlbfHash hash)
+take_plain_path(Format3Hasher *hasher, FunctionCallInfo fcinfo, const TbFilter *filter,
+				TlbfHash hash, MemoryContext memory)
 {
-	/* (in the state's memory: the call site's may last one call) */
-	ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, 1, tb_keys_of(state->filter),
-												  state->header.eoh_context);
+	ItemHasher *plain = tlbf_key_arg_plain_hasher(fcinfo, 1, tb_keys_of(filter), memory);
 
-	state->plain_checked = true;
+	hasher->checked = true;
 	if (plain != NULL)
 	{
-		TlbfHash	again = tlbf_hash_item(plain, PG_GETARG_DATUM(1), state->filter->seed);
+		TlbfHash	again = tlbf_hash_item(plain, PG_GETARG_DATUM(1), filter->seed);
 
 		if (again.a == hash.a && again.b == hash.b)
-			state->plain = plain;
+			hasher->plain = plain;
 	}
+}
+
+/*
+ * The hash of argument 1 (the item) for 'filter', whose kind of key it
+ * records ('holds_keys': it holds some already, which the item must
+ * match).  'memory' lasts as long as the hasher (the call site's may last
+ * one call).  Shared with the aggregate without a capacity (agg_hash_log.c).
+ */
+TlbfHash
+tlbf_format3_row_hash(Format3Hasher *hasher, FunctionCallInfo fcinfo, TbFilter *filter,
+					  bool holds_keys, MemoryContext memory)
+{
+	TlbfKeys	basis;
+	TlbfHash	hash;
+
+	if (hasher->plain != NULL)
+		return tlbf_hash_item(hasher->plain, PG_GETARG_DATUM(1), filter->seed);
+	(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(filter), holds_keys, true,
+									&hash, &basis);
+	tb_record_keys(filter, basis);
+	if (!hasher->checked)
+		take_plain_path(hasher, fcinfo, filter, hash, memory);
+	return hash;
 }
 
 /*
@@ -234,21 +254,12 @@ take_plain_path(Format3State *state, FunctionCallInfo fcinfo, TlbfHash hash)
 static void
 add_row(Format3State *state, FunctionCallInfo fcinfo)
 {
-	TlbfKeys	basis;
 	HeldKey		key;
 
 	key.at = tlbf_insert_time_arg(fcinfo, 2);
-	if (state->plain != NULL)
-		key.hash = tlbf_hash_item(state->plain, PG_GETARG_DATUM(1), state->filter->seed);
-	else
-	{
-		(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(state->filter),
-										state->filter->inserted > 0 || state->nheld > 0, true,
-										&key.hash, &basis);
-		tb_record_keys(state->filter, basis);
-		if (!state->plain_checked)
-			take_plain_path(state, fcinfo, key.hash);
-	}
+	key.hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->filter,
+									 state->filter->inserted > 0 || state->nheld > 0,
+									 state->header.eoh_context);
 	tb_prefetch(state->filter, key.hash);
 	if (state->nheld == HELD_KEYS)
 	{
@@ -269,7 +280,7 @@ add_row(Format3State *state, FunctionCallInfo fcinfo)
 Datum
 tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_trans");
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_trans");
 	Format3State *state;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
@@ -292,7 +303,7 @@ tlbf_agg_format3_trans(PG_FUNCTION_ARGS)
 Datum
 tlbf_agg_format3_combine(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_combine");
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_combine");
 	Format3State *into = state_arg(fcinfo, 0, aggcontext);
 	TlbfValue	from = tlbf_arg_value(fcinfo, 1);
 
@@ -309,7 +320,7 @@ tlbf_agg_format3_combine(PG_FUNCTION_ARGS)
 Datum
 tlbf_agg_format3_any_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_any_trans");
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_any_trans");
 	Format3State *state;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
@@ -339,7 +350,7 @@ state_value(Format3State *state)
 Datum
 tlbf_agg_format3_any_final(PG_FUNCTION_ARGS)
 {
-	(void) aggregate_memory(fcinfo, "tlbf_agg_format3_any_final");
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_any_final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	PG_RETURN_POINTER(state_value((Format3State *) PG_GETARG_POINTER(0)));
@@ -352,7 +363,7 @@ tlbf_agg_format3_any_combine(PG_FUNCTION_ARGS)
 	Format3State *into;
 	Format3State *from;
 
-	(void) aggregate_memory(fcinfo, "tlbf_agg_format3_any_combine");
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_any_combine");
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	if (PG_ARGISNULL(0))
@@ -369,7 +380,7 @@ tlbf_agg_format3_any_combine(PG_FUNCTION_ARGS)
 Datum
 tlbf_agg_format3_any_serialize(PG_FUNCTION_ARGS)
 {
-	(void) aggregate_memory(fcinfo, "tlbf_agg_format3_any_serialize");
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_any_serialize");
 	PG_RETURN_BYTEA_P((bytea *) state_value((Format3State *) PG_GETARG_POINTER(0)));
 }
 
@@ -377,7 +388,7 @@ tlbf_agg_format3_any_serialize(PG_FUNCTION_ARGS)
 Datum
 tlbf_agg_format3_any_deserialize(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = aggregate_memory(fcinfo, "tlbf_agg_format3_any_deserialize");
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_any_deserialize");
 	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
 	struct varlena *value = tlbf_validated_copy_any(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes),
 													ERRCODE_INVALID_BINARY_REPRESENTATION,

@@ -61,6 +61,31 @@ extern TlbfStatus tb_insert(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
 							TlbfTime at);
 extern void tb_prefetch(const TbFilter *f, TlbfHash hash);
 
+/* tb_build.c: a filter built at once from keys known in advance */
+#define TB_COUNT_BITS		14
+#define TB_COUNT_REGISTERS	(1 << TB_COUNT_BITS)
+
+typedef struct TbCounter
+{
+	uint8_t		reg[TB_COUNT_REGISTERS];	/* HyperLogLog: the highest rank
+											 * seen in each register */
+} TbCounter;
+
+extern void tb_count_init(TbCounter *c);
+extern void tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n);
+extern double tb_count_estimate(const TbCounter *c);
+
+typedef struct TbBuildPart
+{
+	int64_t		generation;
+	TlbfTime	earliest;		/* time of its earliest key */
+	const TlbfHash *hashes;
+	size_t		n;
+} TbBuildPart;
+
+extern TlbfStatus tb_build(TbFilter **f, TlbfMemory *memory, const TbBuildPart *parts,
+						   int nparts, TbCounter *counter);
+
 /* tb_query.c */
 extern bool tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at,
 					 int64_t window);

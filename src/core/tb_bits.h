@@ -104,6 +104,36 @@ tb_piece_has(const uint64_t *piece, const uint64_t *masks, int words)
 }
 
 /*
+ * Set the key's bits in piece 's' of band 'band'; count the key if one was
+ * new.  Inlined for each layout, as tb_query's body (tb_insert and
+ * tb_build share it).
+ */
+static inline __attribute__((always_inline)) void
+tb_set_bits(TbFilter *f, int band, int s, TlbfHash hash, TlbfTime at, const int piece,
+		 const int k)
+{
+	TbBand	   *b = &tb_bands(f)[band];
+	uint64_t   *words = tb_words(f) + tb_band_word(f, band) +
+		tb_group_of(hash, b->nlines) * tb_group_words(f) + (uint64_t) s * piece;
+	uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
+	uint64_t	fresh = 0;
+
+	tb_key_masks(hash, piece, k, masks);
+	for (int w = 0; w < piece; w++)
+	{
+		fresh += (uint64_t) tb_popcount(masks[w] & ~words[w]);
+		words[w] |= masks[w];
+	}
+	/* (a count from outside may be too high: it never passes the pieces' bits) */
+	b->slot[s].bits += fresh;
+	if (b->slot[s].bits > b->nlines * 64 * (uint64_t) piece)
+		b->slot[s].bits = b->nlines * 64 * (uint64_t) piece;
+	/* (out of order: the earliest key's time, for the rate) */
+	if (at < b->slot[s].started)
+		b->slot[s].started = at;
+}
+
+/*
  * Does a query at 'at' over 'window' ask generation g: does it overlap
  * [at - window, at]?  Compared by times, without dividing: generation g
  * starts at g * length, and overlaps when it starts at or before 'at' and

@@ -619,6 +619,105 @@ test_union_into_empty_under_cap(void **state)
 
 /* Every byte of a valid buffer changed in turn: refused or still valid, never read outside. */
 /*
+ * tb_build (an aggregate's end without a declared capacity): a generation
+ * ten times busier than the others, keys repeated; the same bytes from the
+ * parts in any order and cut anywhere; every key found, the error rate
+ * within 1.1x of the target, the counts within 3%.
+ */
+static void
+build_from(TbTest *t, TlbfHash *hashes, const long *first, const long *count,
+		   int ngen, int cuts, bool reversed)
+{
+	TbBuildPart parts[32];
+	TbCounter  *counter = malloc(sizeof(TbCounter));
+	int			nparts = 0;
+
+	tt_create(t, HOUR, 0.01, 1000, false);
+	for (int g = 0; g < ngen; g++)
+		for (int c = 0; c < cuts; c++)
+		{
+			long		from = first[g] + count[g] * c / cuts;
+			long		to = first[g] + count[g] * (c + 1) / cuts;
+
+			parts[nparts].generation = tb_generation_of(START, t->f->length) + g;
+			parts[nparts].earliest = START + g * t->f->length + c;
+			parts[nparts].hashes = hashes + from;
+			parts[nparts++].n = (size_t) (to - from);
+		}
+	if (reversed)
+		for (int i = 0; i < nparts / 2; i++)
+		{
+			TbBuildPart x = parts[i];
+
+			parts[i] = parts[nparts - 1 - i];
+			parts[nparts - 1 - i] = x;
+		}
+	t->f->newest = START + ngen * t->f->length - 1;
+	t->f->inserted = (uint64_t) (first[ngen - 1] + count[ngen - 1]);
+	assert_int_equal(tb_build(&t->f, &t->memory, parts, nparts, counter), TLBF_OK);
+	free(counter);
+}
+
+static void
+test_build(void **state)
+{
+	long		count[3] = {5000, 50000, 7000};
+	long		first[3] = {0, 5000, 55000};
+	long		n = 62000;
+	TlbfHash   *hashes = malloc(n * sizeof(TlbfHash));
+	TlbfHash   *shuffled = malloc(n * sizeof(TlbfHash));
+	uint64_t	rng = 11;
+	uint64_t	absent = UINT64_C(1) << 40;
+	TbTest		a,
+				b;
+	TbCounter  *counter = malloc(sizeof(TbCounter));
+
+	/* generation 2 repeats 2,000 of generation 1's keys */
+	for (long i = 0; i < n; i++)
+		hashes[i] = key_hash((uint64_t) (i < 55000 ? i : i < 57000 ? i - 50000 : i));
+	memcpy(shuffled, hashes, n * sizeof(TlbfHash));
+	for (int g = 0; g < 3; g++)
+		for (long i = count[g] - 1; i > 0; i--)
+		{
+			long		j = (long) (rng_next(&rng) % (uint64_t) (i + 1));
+			TlbfHash	x = shuffled[first[g] + i];
+
+			shuffled[first[g] + i] = shuffled[first[g] + j];
+			shuffled[first[g] + j] = x;
+		}
+	build_from(&a, hashes, first, count, 3, 1, false);
+	build_from(&b, shuffled, first, count, 3, 5, true);
+	tb_assert_valid(a.f, "a built filter");
+	assert_int_equal(a.f->nbands, 1);
+	assert_same_bytes(a.f, b.f);
+	for (long i = 0; i < n; i++)
+		if (!tb_query(a.f, hashes[i], a.f->newest, HOUR))
+			fail_msg("built: key %ld missed", i);
+	{
+		double		fpr = tt_fpr(&a, a.f->newest, 300000, &absent);
+
+		if (fpr > 0.011)
+			fail_msg("built: error rate %.4f at a target of 0.01", fpr);
+	}
+	for (int g = 0; g < 3; g++)
+	{
+		double		distinct = (double) count[g];
+
+		tb_count_init(counter);
+		tb_count_add(counter, hashes + first[g], (size_t) count[g]);
+		tb_count_add(counter, shuffled + first[g], (size_t) count[g]);
+		if (fabs(tb_count_estimate(counter) - distinct) > 0.03 * distinct)
+			fail_msg("built: generation %d counted %.0f, %.0f distinct", g,
+					 tb_count_estimate(counter), distinct);
+	}
+	free(counter);
+	free(hashes);
+	free(shuffled);
+	tt_free(&a);
+	tt_free(&b);
+}
+
+/*
  * A slot's count of bits set comes from outside with the value: one that
  * passed validation at its most (all its pieces' bits), its pieces not
  * full, in a filter that can grow no band: a new key still goes into that
@@ -730,6 +829,7 @@ main(void)
 		cmocka_unit_test(test_counted_bits_from_outside),
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_posterior_window_start),
+		cmocka_unit_test(test_build),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,191 @@
+/*-------------------------------------------------------------------------
+ *
+ * tb_build.c
+ *	  A format 3 filter built at once from keys known in advance, as an
+ *	  aggregate without a declared capacity holds them until its end: the
+ *	  keys of each generation counted (a HyperLogLog sketch of their
+ *	  hashes), one band sized for the largest count, and every generation's
+ *	  keys set in it.
+ *
+ * Nothing here depends on the order of the keys: the sketch's registers
+ * keep maxima, and the bits are an OR; so whatever order or plan brought
+ * the same keys, the filter has the same bytes.  One band for every
+ * generation costs no more than a band per generation: a band has a piece
+ * for every slot whatever it holds, so bands sized apart (10x apart after
+ * a rate change) would add up to more than one band for the largest, and
+ * a query would read a line of each.  A generation with fewer keys than
+ * the largest just has a lower error rate.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <string.h>
+
+#include "tb_bits.h"
+
+/* Keys whose lines are prefetched ahead of the one being set. */
+#define TB_BUILD_AHEAD 8
+
+/*
+ * Room above a count: the sketch's standard error is 1.04 / sqrt(16384) =
+ * 0.8%, so 3% more is almost four of them.
+ */
+#define TB_BUILD_HEADROOM 1.03
+
+void
+tb_count_init(TbCounter *c)
+{
+	memset(c->reg, 0, sizeof(c->reg));
+}
+
+/*
+ * A register from the top bits of the hash's second half, the rank of the
+ * first one bit after them (the group is chosen from the first half).
+ */
+void
+tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	x = hashes[i].b;
+		uint64_t	rest = (x << TB_COUNT_BITS) | (UINT64_C(1) << (TB_COUNT_BITS - 1));
+		uint8_t		rank = (uint8_t) (__builtin_clzll(rest) + 1);
+		uint8_t    *r = &c->reg[x >> (64 - TB_COUNT_BITS)];
+
+		if (rank > *r)
+			*r = rank;
+	}
+}
+
+/* Distinct keys the sketch saw: HyperLogLog, linear counting while few. */
+double
+tb_count_estimate(const TbCounter *c)
+{
+	const double m = (double) TB_COUNT_REGISTERS;
+	double		sum = 0;
+	int			zeros = 0;
+	double		raw;
+
+	for (int i = 0; i < TB_COUNT_REGISTERS; i++)
+	{
+		sum += ldexp(1.0, -c->reg[i]);
+		zeros += c->reg[i] == 0;
+	}
+	raw = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+	if (raw <= 2.5 * m && zeros > 0)
+		return m * log(m / zeros);
+	return raw;
+}
+
+/*
+ * The filter's one band, with room for 'keys' in a generation (and the
+ * sketch's error): the filter has none yet.  TLBF_OVER_LIMIT if it would
+ * pass memory->max_bytes.
+ */
+static TlbfStatus
+build_band(TbFilter **fp, TlbfMemory *memory, double keys)
+{
+	double		room = ceil(keys * TB_BUILD_HEADROOM) + 1;
+	uint64_t	nlines = tb_lines_for(*fp, room < (double) TLBF_MAX_CAPACITY ?
+									  (uint64_t) room : TLBF_MAX_CAPACITY);
+
+	if ((*fp)->nbands != 0)
+		return TLBF_OUT_OF_MEMORY;
+	if (tb_layout_bytes(*fp, 1, nlines) > memory->max_bytes)
+		return TLBF_OVER_LIMIT;
+	return tb_add_band(fp, memory, nlines);
+}
+
+/*
+ * Give generation 'g', whose earliest key came at 'earliest', its slot in
+ * the band.
+ */
+static void
+build_generation(TbFilter *f, int64_t g, TlbfTime earliest)
+{
+	TbSlot	   *slot = &tb_bands(f)[0].slot[tb_slot_of(f, g)];
+
+	slot->generation = g;
+	slot->started = earliest;
+	slot->bits = 0;
+}
+
+static inline __attribute__((always_inline)) void
+add_all(TbFilter *f, int s, const TlbfHash *hashes, size_t n, TlbfTime at,
+		const int piece, const int k)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		if (i + TB_BUILD_AHEAD < n)
+			tb_prefetch(f, hashes[i + TB_BUILD_AHEAD]);
+		tb_set_bits(f, 0, s, hashes[i], at, piece, k);
+	}
+}
+
+/*
+ * Set the keys of generation 'g' (given its slot by build_generation),
+ * their lines prefetched a few keys ahead: the hashes are all known, so
+ * the misses of a large band overlap.
+ */
+static void
+build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n)
+{
+	int			s = tb_slot_of(f, g);
+	TlbfTime	at = tb_bands(f)[0].slot[s].started;
+	int			piece = tb_piece_words(f);
+
+	if (f->nbands != 1 || tb_bands(f)[0].slot[s].generation != g)
+		return;
+	if (piece == 2 && f->k == 8)
+		add_all(f, s, hashes, n, at, 2, 8);
+	else
+		add_all(f, s, hashes, n, at, piece, f->k);
+}
+
+/*
+ * Build filter *f (made by tb_init, its newest time and insertions set,
+ * no band yet) from 'nparts' parts: each a generation's keys, or some of
+ * them (a generation may come in several parts), and the time of the
+ * earliest.  The parts' generations are among those a query at the newest
+ * time may ask (at least tb_oldest_kept), each in a slot of its own.
+ * 'counter' is room for counting.  TLBF_OVER_LIMIT, the filter unchanged,
+ * if its band would pass memory->max_bytes.
+ */
+TlbfStatus
+tb_build(TbFilter **fp, TlbfMemory *memory, const TbBuildPart *parts, int nparts,
+		 TbCounter *counter)
+{
+	double		largest = 0;
+	TlbfStatus	status;
+
+	/* each generation counted once, with all its parts (the first names it) */
+	for (int i = 0; i < nparts; i++)
+	{
+		bool		seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = parts[j].generation == parts[i].generation;
+		if (seen)
+			continue;
+		tb_count_init(counter);
+		for (int j = i; j < nparts; j++)
+			if (parts[j].generation == parts[i].generation)
+				tb_count_add(counter, parts[j].hashes, parts[j].n);
+		largest = fmax(largest, tb_count_estimate(counter));
+	}
+	status = build_band(fp, memory, largest);
+	if (status != TLBF_OK)
+		return status;
+	for (int i = 0; i < nparts; i++)
+	{
+		TbSlot	   *slot = &tb_bands(*fp)[0].slot[tb_slot_of(*fp, parts[i].generation)];
+
+		if (slot->generation != parts[i].generation)
+			build_generation(*fp, parts[i].generation, parts[i].earliest);
+		else if (parts[i].earliest < slot->started)
+			slot->started = parts[i].earliest;
+	}
+	for (int i = 0; i < nparts; i++)
+		build_add(*fp, parts[i].generation, parts[i].hashes, parts[i].n);
+	return TLBF_OK;
+}
