@@ -67,6 +67,9 @@ typedef struct HashLogState
 	TbFilter   *header;			/* parameters, kind of key, newest time,
 								 * rows added; no band (VARSIZE kept) */
 	Format3Hasher hasher;
+	int64		oldest;			/* the oldest generation kept */
+	TlbfTime	oldest_until;	/* a newest time from which it is another */
+	GenerationLog *last;		/* the log the last row went to */
 	GenerationLog logs[TB_MAX_SLOTS];	/* generation g in logs[g mod slots] */
 } HashLogState;
 
@@ -133,16 +136,25 @@ forget(HashLogState *state, GenerationLog *log)
 	log->earliest = 0;
 }
 
-/* Forget the generations that left the span before the newest time. */
+/*
+ * Forget the generations that left the span before the newest time, and
+ * note until when the oldest kept stays (rows mostly come in time order:
+ * each moves the newest time, few move the oldest generation).
+ */
 static void
 forget_past(HashLogState *state)
 {
-	int64		oldest = tb_oldest_kept(state->header, state->header->newest);
+	TbFilter   *h = state->header;
 
-	for (int s = 0; s < tb_slots(state->header); s++)
+	state->oldest = tb_oldest_kept(h, h->newest);
+	/* (the oldest moves on when newest - span reaches the next generation) */
+	state->oldest_until = state->oldest < (TLBF_TIME_END - h->span) / h->length - 1 ?
+		(state->oldest + 1) * h->length + h->span : TLBF_TIME_END;
+	for (int s = 0; s < tb_slots(h); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION &&
-			state->logs[s].generation < oldest)
+			state->logs[s].generation < state->oldest)
 			forget(state, &state->logs[s]);
+	state->last = NULL;
 }
 
 /* The newest time is now 'at' if later. */
@@ -152,7 +164,8 @@ move_newest(HashLogState *state, TlbfTime at)
 	if (state->header->newest != TLBF_NEVER && at <= state->header->newest)
 		return;
 	state->header->newest = at;
-	forget_past(state);
+	if (at >= state->oldest_until || state->oldest_until == 0)
+		forget_past(state);
 }
 
 /*
@@ -207,18 +220,26 @@ add_row(HashLogState *state, FunctionCallInfo fcinfo)
 	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
 	TlbfHash	hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->header,
 											 state->header->inserted > 0, state->context);
-	int64		g = tb_generation_of(at, state->header->length);
+	GenerationLog *log = state->last;
+	HashChunk  *c;
 
 	state->header->inserted = tlbf_add_saturating(state->header->inserted, 1);
 	move_newest(state, at);
-	if (g >= tb_oldest_kept(state->header, state->header->newest))
+	/* most rows go where the one before went: no division */
+	if (log == NULL || at < log->generation * state->header->length ||
+		at - log->generation * state->header->length >= state->header->length)
 	{
-		GenerationLog *log = log_of(state, g, at);
-		HashChunk  *c = chunk_with_room(state, log);
+		int64		g = tb_generation_of(at, state->header->length);
 
-		c->hashes[c->n++] = hash;
-		log->n++;
+		if (g < state->oldest)
+			return;
+		state->last = log = log_of(state, g, at);
 	}
+	else if (at < log->earliest)
+		log->earliest = at;
+	c = chunk_with_room(state, log);
+	c->hashes[c->n++] = hash;
+	log->n++;
 }
 
 /*
@@ -295,47 +316,51 @@ tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(f);
 }
 
-/* Move the rows of 'from' (a state no longer used) into 'into'. */
+/*
+ * Move the rows of 'from' (a state no longer used) into 'into': its
+ * chunks join into's lists as they are (no copy: the leader of a parallel
+ * plan takes every worker's hashes).  Both states' memory is a child of
+ * the aggregate's, which lasts as long as either state.
+ */
 static void
 take_rows(HashLogState *into, HashLogState *from)
 {
 	TlbfMemory	memory;
-	int64		oldest;
 
 	/* (the kind of key, the newest time, the rows: headers unite as filters) */
 	tlbf_memory_for(&memory, into->header, into->context);
 	into->header = tlbf_union_format3_into(into->header, from->header, &memory);
 	forget_past(into);
-	oldest = tb_oldest_kept(into->header, into->header->newest);
 	for (int s = 0; s < tb_slots(from->header); s++)
 	{
 		GenerationLog *src = &from->logs[s];
 		GenerationLog *dst;
 
-		if (src->generation == TB_NO_GENERATION || src->generation < oldest)
+		if (src->generation == TB_NO_GENERATION || src->generation < into->oldest)
 			continue;
 		dst = log_of(into, src->generation, src->earliest);
-		for (HashChunk *c = src->chunks; c != NULL; c = c->next)
+		while (src->chunks != NULL)
 		{
-			HashChunk  *copy = MemoryContextAlloc(into->context,
-												  offsetof(HashChunk, hashes) + c->n * sizeof(TlbfHash));
+			HashChunk  *c = src->chunks;
 
-			memcpy(copy->hashes, c->hashes, c->n * sizeof(TlbfHash));
-			copy->n = copy->allocated = c->n;
+			src->chunks = c->next;
 			/* (behind the newest, which keeps taking rows) */
 			if (dst->chunks == NULL)
 			{
-				copy->next = NULL;
-				dst->chunks = copy;
+				c->next = NULL;
+				dst->chunks = c;
 			}
 			else
 			{
-				copy->next = dst->chunks->next;
-				dst->chunks->next = copy;
+				c->next = dst->chunks->next;
+				dst->chunks->next = c;
 			}
 			dst->n += c->n;
 		}
+		src->n = 0;
+		src->generation = TB_NO_GENERATION;
 	}
+	from->last = NULL;
 }
 
 /* Not STRICT (internal): either state may be missing. */
@@ -484,5 +509,6 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 	}
 	if (p != end)
 		damaged("It has bytes after its last generation.");
+	forget_past(state);
 	PG_RETURN_POINTER(state);
 }

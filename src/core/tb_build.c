@@ -114,10 +114,14 @@ static inline __attribute__((always_inline)) void
 add_all(TbFilter *f, int s, const TlbfHash *hashes, size_t n, TlbfTime at,
 		const int piece, const int k)
 {
+	const uint64_t *words = tb_words(f);
+	uint64_t	nlines = tb_bands(f)[0].nlines;
+	uint64_t	group_words = tb_group_words(f);
+
 	for (size_t i = 0; i < n; i++)
 	{
 		if (i + TB_BUILD_AHEAD < n)
-			tb_prefetch(f, hashes[i + TB_BUILD_AHEAD]);
+			__builtin_prefetch(words + tb_group_of(hashes[i + TB_BUILD_AHEAD], nlines) * group_words, 1);
 		tb_set_bits(f, 0, s, hashes[i], at, piece, k);
 	}
 }
