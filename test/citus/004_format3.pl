@@ -4,8 +4,9 @@
 # than the result whatever the shard's row count, and the coordinator
 # unites them by OR into the bytes the aggregate gives over a local table
 # of the same rows (no GROUP BY, GROUP BY another column, GROUP BY the
-# distribution column), rows stored in no particular order; and
-# tlbf_union_agg of stored filters unites them into the same bytes.  Run
+# distribution column), rows stored in no particular order;
+# tlbf_union_agg of stored filters unites them into the same bytes; and
+# the form without a capacity gives the local table's bytes too.  Run
 # by scripts/citus.sh on a PostgreSQL that has Citus.
 use strict;
 use warnings;
@@ -108,5 +109,19 @@ ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_union_agg(f)::bytea FROM site_filters3)
 	     = (SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000)::bytea FROM visits_local)}),
 	'tlbf_union_agg of format 3: the bytes of one builder over every row');
+
+# 6. Without a capacity (the hashes kept until the end): Citus gathers the
+# rows (an item of type "any"), and the coordinator's filter has the bytes
+# of the local table's, with and without GROUP BY.
+ok( yes($coordinator, q{
+	SELECT (SELECT tlbf_agg_format3(user_id, at, '1 hour')::bytea FROM visits)
+	     = (SELECT tlbf_agg_format3(user_id, at, '1 hour')::bytea FROM visits_local)}),
+	'without a capacity: the same bytes');
+is( $coordinator->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE d.f::bytea IS DISTINCT FROM l.f::bytea)
+	FROM (SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.02) f FROM visits GROUP BY site) d
+	FULL JOIN (SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.02) f
+	           FROM visits_local GROUP BY site) l USING (site)}),
+	'0', 'without a capacity, GROUP BY site: the same bytes for every group');
 
 done_testing();
