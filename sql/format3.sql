@@ -315,6 +315,42 @@ FROM hashedlog3 h, (SELECT key % 3 AS part, tlbf_agg_format3(key::text, at, '1 h
                     FROM rated3 GROUP BY key % 3) g
 WHERE h.part = g.part ORDER BY h.part;
 RESET enable_hashagg;
+-- Past its share of work_mem a state writes its chunks of hashes to a
+-- temporary file, read back at the end: the same bytes serial, from a
+-- parallel plan (the workers' states spill, and the leader's), hashed
+-- groups (which share work_mem) and as a window aggregate; an error after
+-- a spill leaves no file behind (pg_regress fails on a "temporary file
+-- leak" warning).
+SET work_mem = '64kB';
+SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS spilled_same,
+       tlbf_agg_format3(key, at, '1 hour' ORDER BY md5(key::text))::bytea = (SELECT f FROM built3)::bytea
+         AS spilled_shuffled
+FROM rated3;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_spilled_same
+FROM rated3;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+SET enable_sort = off;
+SELECT h.part, h.f::bytea = g.f::bytea AS spilled_hashed_same
+FROM hashedlog3 h, (SELECT key % 3 AS part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+                    FROM rated3 GROUP BY key % 3) g
+WHERE h.part = g.part ORDER BY h.part;
+RESET enable_sort;
+-- (a window builds a filter from every hash so far at each row: 6,000 rows)
+SELECT count(*) FILTER (WHERE tlbf_info(f)->>'inserted' = n::text
+                          AND tlbf_contains(f, key, at)) AS windows_right
+FROM (SELECT key, at, row_number() OVER w AS n, tlbf_agg_format3(key, at, '1 hour') OVER w AS f
+      FROM (SELECT * FROM rated3 ORDER BY at LIMIT 6000) r
+      WINDOW w AS (ORDER BY at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) s
+WHERE n % 2000 = 0;
+SELECT tlbf_agg_format3(key, CASE WHEN key = 27000 THEN 'infinity' ELSE at END, '1 hour') FROM rated3;
+RESET work_mem;
 -- rows older than the span before the newest are not kept; none or only
 -- NULL rows give NULL; the parameters are checked
 SELECT tlbf_contains(f, 1, '2024-01-01 00:30+00') AS old_key_kept,

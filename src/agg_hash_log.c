@@ -15,7 +15,10 @@
  * parallel workers send their hashes and the leader's filter has the
  * bytes of a serial plan's.  Generations that leave the span (the newest
  * time moved on) are forgotten as the rows come: the state holds the
- * span's rows, whatever the query's range.
+ * span's rows, whatever the query's range.  Past its share of work_mem (a
+ * hashed aggregation's groups share it) the state writes its full chunks
+ * to a temporary file, read back at the end: a chunk there names its
+ * generation, and one of a generation forgotten since is skipped.
  *
  * The state is internal, serialized for parallel plans as its hashes; on
  * Citus the rows are gathered (Citus cannot pass an item of type "any" to
@@ -31,6 +34,9 @@
 #include "times.h"
 #include "union.h"
 
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "storage/buffile.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_trans);
@@ -42,6 +48,8 @@ PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_deserialize);
 /* A chunk's hashes: from a few (a group of a hashed plan) to 1 MB. */
 #define FIRST_CHUNK_HASHES	64
 #define MAX_CHUNK_HASHES	65536
+
+#define chunk_bytes(allocated) (offsetof(HashChunk, hashes) + (Size) (allocated) * sizeof(TlbfHash))
 
 typedef struct HashChunk
 {
@@ -64,6 +72,13 @@ typedef struct HashLogState
 {
 	MemoryContext context;		/* the state's own, a child of the
 								 * aggregate's */
+	AggState   *aggstate;		/* the aggregation (for its strategy), or
+								 * NULL */
+	Size		in_memory;		/* bytes of the chunks held in memory */
+	BufFile    *file;			/* the chunks written out, or NULL */
+	MemoryContextCallback close_file;	/* closes it with the state's memory */
+	int			file_end;		/* where the next is written (BufFileTell) */
+	off_t		file_end_offset;
 	TbFilter   *header;			/* parameters, kind of key, newest time,
 								 * rows added; no band (VARSIZE kept) */
 	Format3Hasher hasher;
@@ -72,6 +87,17 @@ typedef struct HashLogState
 	GenerationLog *last;		/* the log the last row went to */
 	GenerationLog logs[TB_MAX_SLOTS];	/* generation g in logs[g mod slots] */
 } HashLogState;
+
+/* A chunk in the file: this, then its hashes (at most MAX_CHUNK_HASHES). */
+typedef struct SpilledChunk
+{
+	int64		generation;
+	uint32		n;
+	uint32		zero;
+} SpilledChunk;
+
+/* What visit_hashes calls for the hashes of one chunk of a live generation. */
+typedef void (*HashVisitor) (GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg);
 
 /* The serialized state: the header, then per generation this and its hashes. */
 typedef struct SentLog
@@ -95,6 +121,14 @@ new_state(MemoryContext aggcontext, const TbFilter *header)
 	for (int s = 0; s < TB_MAX_SLOTS; s++)
 		state->logs[s].generation = TB_NO_GENERATION;
 	return state;
+}
+
+/* The aggregation calling, or NULL. */
+static AggState *
+aggregation_of(FunctionCallInfo fcinfo)
+{
+	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) ?
+		(AggState *) fcinfo->context : NULL;
 }
 
 /* The first row's state: the parameters of arguments 3 and 4 (span, error_rate). */
@@ -127,6 +161,7 @@ forget(HashLogState *state, GenerationLog *log)
 	{
 		HashChunk  *older = c->next;
 
+		state->in_memory -= chunk_bytes(c->allocated);
 		pfree(c);
 		c = older;
 	}
@@ -188,6 +223,109 @@ log_of(HashLogState *state, int64 g, TlbfTime earliest)
 	return log;
 }
 
+/*
+ * The memory a state's chunks may take: work_mem, or in a hashed
+ * aggregation, which keeps every group's state at once, a group's share of
+ * it (at least 64kB).
+ */
+static Size
+memory_budget(const HashLogState *state)
+{
+	int			kb = work_mem;
+
+	if (state->aggstate != NULL && state->aggstate->aggstrategy != AGG_PLAIN &&
+		state->aggstate->aggstrategy != AGG_SORTED)
+		kb = Max(work_mem / Max(state->aggstate->hash_ngroups_current, 1), 64);
+	return (Size) kb * 1024;
+}
+
+static void
+close_file(void *arg)
+{
+	HashLogState *state = arg;
+
+	if (state->file != NULL)
+		BufFileClose(state->file);
+	state->file = NULL;
+}
+
+/* Write 'n' hashes of generation 'g' to the file, in chunks of at most MAX_CHUNK_HASHES. */
+static void
+write_hashes(HashLogState *state, int64 g, const TlbfHash *hashes, size_t n)
+{
+	if (state->file == NULL)
+	{
+		MemoryContext caller = MemoryContextSwitchTo(state->context);
+
+		/*
+		 * Not the transaction's (interXact): closed when the state's memory
+		 * goes, at the end of the query or of an aborted transaction, never
+		 * twice (a file the transaction held would be closed first on
+		 * abort); a backend's exit removes its temporary files.
+		 */
+		state->file = BufFileCreateTemp(true);
+		state->close_file.func = close_file;
+		state->close_file.arg = state;
+		MemoryContextRegisterResetCallback(state->context, &state->close_file);
+		MemoryContextSwitchTo(caller);
+	}
+	while (n > 0)
+	{
+		SpilledChunk header = {g, (uint32) Min(n, MAX_CHUNK_HASHES), 0};
+
+		BufFileWrite(state->file, (void *) &header, sizeof(header));
+		BufFileWrite(state->file, (void *) hashes, header.n * sizeof(TlbfHash));
+		hashes += header.n;
+		n -= header.n;
+	}
+	BufFileTell(state->file, &state->file_end, &state->file_end_offset);
+}
+
+/*
+ * Past the budget: write every full chunk to the file (not a generation's
+ * newest chunk while it has room: rows go on into it).
+ */
+static void
+spill_if_over(HashLogState *state, Size more)
+{
+	if (state->in_memory + more <= memory_budget(state))
+		return;
+	for (int s = 0; s < tb_slots(state->header); s++)
+	{
+		GenerationLog *log = &state->logs[s];
+		HashChunk **link = &log->chunks;
+
+		if (log->generation == TB_NO_GENERATION)
+			continue;
+		if (*link != NULL && (*link)->n < (*link)->allocated)
+			link = &(*link)->next;
+		while (*link != NULL)
+		{
+			HashChunk  *c = *link;
+
+			write_hashes(state, log->generation, c->hashes, c->n);
+			*link = c->next;
+			state->in_memory -= chunk_bytes(c->allocated);
+			pfree(c);
+		}
+	}
+}
+
+/* A new chunk of 'allocated' hashes, in memory (the state spills first if need be). */
+static HashChunk *
+new_chunk(HashLogState *state, uint32 allocated)
+{
+	HashChunk  *c;
+
+	spill_if_over(state, chunk_bytes(allocated));
+	c = MemoryContextAllocHuge(state->context, chunk_bytes(allocated));
+	c->next = NULL;
+	c->n = 0;
+	c->allocated = allocated;
+	state->in_memory += chunk_bytes(allocated);
+	return c;
+}
+
 /* Room for one more hash in the log's newest chunk. */
 static HashChunk *
 chunk_with_room(HashLogState *state, GenerationLog *log)
@@ -196,17 +334,74 @@ chunk_with_room(HashLogState *state, GenerationLog *log)
 
 	if (c == NULL || c->n == c->allocated)
 	{
-		uint32		allocated = c == NULL ? FIRST_CHUNK_HASHES :
-			Min(2 * c->allocated, MAX_CHUNK_HASHES);
-
-		c = MemoryContextAlloc(state->context,
-							   offsetof(HashChunk, hashes) + allocated * sizeof(TlbfHash));
+		c = new_chunk(state, c == NULL ? FIRST_CHUNK_HASHES :
+					  Min(2 * c->allocated, MAX_CHUNK_HASHES));
 		c->next = log->chunks;
-		c->n = 0;
-		c->allocated = allocated;
 		log->chunks = c;
 	}
 	return c;
+}
+
+/* Add a full chunk behind the log's newest (which keeps taking rows). */
+static void
+add_behind(GenerationLog *log, HashChunk *c)
+{
+	if (log->chunks == NULL)
+	{
+		c->next = NULL;
+		log->chunks = c;
+	}
+	else
+	{
+		c->next = log->chunks->next;
+		log->chunks->next = c;
+	}
+}
+
+/*
+ * Call 'visit' for the hashes of every live generation: those in memory
+ * (if 'memory') and those in the file (if 'file').  The file is read from
+ * its start, and left where the next chunk is written.
+ */
+static void
+visit_hashes(HashLogState *state, bool memory, bool file, HashVisitor visit, void *arg)
+{
+	TlbfHash   *buffer;
+	SpilledChunk header;
+
+	for (int s = 0; memory && s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION)
+			for (HashChunk *c = state->logs[s].chunks; c != NULL; c = c->next)
+				visit(&state->logs[s], c->hashes, c->n, arg);
+	if (!file || state->file == NULL)
+		return;
+	if (BufFileSeek(state->file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not seek in a tlbf_agg_format3 temporary file")));
+	buffer = palloc(MAX_CHUNK_HASHES * sizeof(TlbfHash));
+	for (;;)
+	{
+		size_t		got = BufFileRead(state->file, &header, sizeof(header));
+		GenerationLog *log;
+
+		if (got == 0)
+			break;
+		if (got != sizeof(header) || header.n > MAX_CHUNK_HASHES ||
+			BufFileRead(state->file, buffer, header.n * sizeof(TlbfHash)) != header.n * sizeof(TlbfHash))
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a tlbf_agg_format3 temporary file")));
+		/* (a generation forgotten since: its slot holds a newer one, or none) */
+		log = &state->logs[tb_slot_of(state->header, header.generation)];
+		if (log->generation == header.generation)
+			visit(log, buffer, header.n, arg);
+	}
+	pfree(buffer);
+	if (BufFileSeek(state->file, state->file_end, state->file_end_offset, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not seek in a tlbf_agg_format3 temporary file")));
 }
 
 /*
@@ -261,48 +456,66 @@ tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
 	}
 	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
 		(HashLogState *) PG_GETARG_POINTER(0);
+	state->aggstate = aggregation_of(fcinfo);
 	add_row(state, fcinfo);
 	PG_RETURN_POINTER(state);
 }
 
+/* Each generation's sketch, in the slot of its log. */
+typedef struct CountingState
+{
+	HashLogState *state;
+	TbCounter  *counters;
+} CountingState;
+
+static void
+count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+{
+	CountingState *counting = arg;
+
+	tb_count_add(&counting->counters[log - counting->state->logs], hashes, n);
+}
+
+static void
+set_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+{
+	tb_build_add((TbFilter *) arg, log->generation, hashes, n);
+}
+
 /*
- * The filter (the state goes on: a window may add rows): one part per
- * chunk, built by tb_build under tlbf.max_filter_bytes.
+ * The filter (the state goes on: a window may add rows), under
+ * tlbf.max_filter_bytes: each generation counted, one band for the
+ * largest count, every hash set (tb_build.c).
  */
 Datum
 tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
 {
 	HashLogState *state;
-	TbBuildPart *parts;
-	int			nparts = 0;
 	TbFilter   *f;
 	TlbfMemory	memory;
-	TbCounter  *counter;
+	CountingState counting;
+	double		largest = 0;
 	TlbfStatus	status;
 
 	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (HashLogState *) PG_GETARG_POINTER(0);
+	counting.state = state;
+	counting.counters = palloc(tb_slots(state->header) * sizeof(TbCounter));
 	for (int s = 0; s < tb_slots(state->header); s++)
-		for (HashChunk *c = state->logs[s].chunks; c != NULL; c = c->next)
-			nparts++;
-	parts = palloc(Max(nparts, 1) * sizeof(TbBuildPart));
-	nparts = 0;
+		tb_count_init(&counting.counters[s]);
+	visit_hashes(state, true, true, count_hashes, &counting);
 	for (int s = 0; s < tb_slots(state->header); s++)
-		for (HashChunk *c = state->logs[s].chunks; c != NULL; c = c->next)
-		{
-			parts[nparts].generation = state->logs[s].generation;
-			parts[nparts].earliest = state->logs[s].earliest;
-			parts[nparts].hashes = c->hashes;
-			parts[nparts++].n = c->n;
-		}
+		if (state->logs[s].generation != TB_NO_GENERATION)
+			largest = Max(largest, tb_count_estimate(&counting.counters[s]));
+	pfree(counting.counters);
+
 	f = palloc(tb_lines_offset(0));
 	memcpy(f, state->header, tb_lines_offset(0));
 	tlbf_memory_for(&memory, f, CurrentMemoryContext);
 	memory.max_bytes = tlbf_filter_bytes_cap();
-	counter = palloc(sizeof(TbCounter));
-	status = tb_build(&f, &memory, parts, nparts, counter);
+	status = tb_build_band(&f, &memory, largest);
 	if (status == TLBF_OVER_LIMIT)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -310,17 +523,38 @@ tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
 						tlbf_filter_bytes_cap()),
 				 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
 	tlbf_check_core_status(status, 0, 0);
+	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION)
+			tb_build_generation(f, state->logs[s].generation, state->logs[s].earliest);
+	visit_hashes(state, true, true, set_hashes, f);
 	SET_VARSIZE(f, tb_size(f));
-	pfree(counter);
-	pfree(parts);
 	PG_RETURN_POINTER(f);
+}
+
+/* A chunk of the other state's file, copied into 'arg' (take_rows). */
+static void
+take_spilled(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+{
+	HashLogState *into = arg;
+	GenerationLog *dst;
+	HashChunk  *c;
+
+	if (log->generation < into->oldest)
+		return;
+	dst = log_of(into, log->generation, log->earliest);
+	c = new_chunk(into, (uint32) n);
+	memcpy(c->hashes, hashes, n * sizeof(TlbfHash));
+	c->n = (uint32) n;
+	add_behind(dst, c);
+	dst->n += n;
 }
 
 /*
  * Move the rows of 'from' (a state no longer used) into 'into': its
- * chunks join into's lists as they are (no copy: the leader of a parallel
- * plan takes every worker's hashes).  Both states' memory is a child of
- * the aggregate's, which lasts as long as either state.
+ * chunks in memory join into's lists as they are (no copy: the leader of
+ * a parallel plan takes every worker's hashes), those in its file are
+ * copied.  Both states' memory is a child of the aggregate's, which lasts
+ * as long as either state.
  */
 static void
 take_rows(HashLogState *into, HashLogState *from)
@@ -331,6 +565,7 @@ take_rows(HashLogState *into, HashLogState *from)
 	tlbf_memory_for(&memory, into->header, into->context);
 	into->header = tlbf_union_format3_into(into->header, from->header, &memory);
 	forget_past(into);
+	visit_hashes(from, false, true, take_spilled, into);
 	for (int s = 0; s < tb_slots(from->header); s++)
 	{
 		GenerationLog *src = &from->logs[s];
@@ -344,23 +579,22 @@ take_rows(HashLogState *into, HashLogState *from)
 			HashChunk  *c = src->chunks;
 
 			src->chunks = c->next;
-			/* (behind the newest, which keeps taking rows) */
-			if (dst->chunks == NULL)
-			{
-				c->next = NULL;
-				dst->chunks = c;
-			}
-			else
-			{
-				c->next = dst->chunks->next;
-				dst->chunks->next = c;
-			}
+			add_behind(dst, c);
 			dst->n += c->n;
+			from->in_memory -= chunk_bytes(c->allocated);
+			into->in_memory += chunk_bytes(c->allocated);
 		}
-		src->n = 0;
-		src->generation = TB_NO_GENERATION;
 	}
+	/* (what is left of 'from' is no longer asked) */
+	for (int s = 0; s < tb_slots(from->header); s++)
+		forget(from, &from->logs[s]);
 	from->last = NULL;
+	if (from->file != NULL)
+	{
+		BufFileClose(from->file);
+		from->file = NULL;
+	}
+	spill_if_over(into, 0);
 }
 
 /* Not STRICT (internal): either state may be missing. */
@@ -375,8 +609,29 @@ tlbf_agg_format3_log_combine(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_POINTER(PG_GETARG_POINTER(1));
 	into = (HashLogState *) PG_GETARG_POINTER(0);
+	into->aggstate = aggregation_of(fcinfo);
 	take_rows(into, (HashLogState *) PG_GETARG_POINTER(1));
 	PG_RETURN_POINTER(into);
+}
+
+/* Where each generation's next hashes go in the bytes being sent. */
+typedef struct SendingState
+{
+	HashLogState *state;
+	char	   *next[TB_MAX_SLOTS];
+	char	   *end[TB_MAX_SLOTS];
+} SendingState;
+
+static void
+send_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+{
+	SendingState *sending = arg;
+	int			s = log - sending->state->logs;
+
+	if (n * sizeof(TlbfHash) > (Size) (sending->end[s] - sending->next[s]))
+		elog(ERROR, "tlbf_agg_format3: a generation holds more hashes than it counted");
+	memcpy(sending->next[s], hashes, n * sizeof(TlbfHash));
+	sending->next[s] += n * sizeof(TlbfHash);
 }
 
 /*
@@ -391,9 +646,11 @@ tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
 	uint32		nlogs = 0;
 	bytea	   *out;
 	char	   *p;
+	SendingState sending;
 
 	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_serialize");
 	state = (HashLogState *) PG_GETARG_POINTER(0);
+	sending.state = state;
 	for (int s = 0; s < tb_slots(state->header); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION)
 		{
@@ -424,13 +681,15 @@ tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
 		sent.n = log->n;
 		memcpy(p, &sent, sizeof(SentLog));
 		p += sizeof(SentLog);
-		for (HashChunk *c = log->chunks; c != NULL; c = c->next)
-		{
-			memcpy(p, c->hashes, c->n * sizeof(TlbfHash));
-			p += c->n * sizeof(TlbfHash);
-		}
+		sending.next[s] = p;
+		p += log->n * sizeof(TlbfHash);
+		sending.end[s] = p;
 	}
 	Assert(p == (char *) out + size);
+	visit_hashes(state, true, true, send_hashes, &sending);
+	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION && sending.next[s] != sending.end[s])
+			elog(ERROR, "tlbf_agg_format3: a generation holds fewer hashes than it counted");
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -477,6 +736,7 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 	if (nlogs > (uint32) tb_slots(header))
 		damaged("It holds more generations than slots.");
 	state = new_state(aggcontext, header);
+	state->aggstate = aggregation_of(fcinfo);
 	for (uint32 i = 0; i < nlogs; i++)
 	{
 		SentLog		sent;
@@ -498,17 +758,16 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 			damaged("A generation's hashes are missing.");
 		log = log_of(state, sent.generation, sent.earliest);
 		/* one chunk for all (it is full: the next row starts another) */
-		c = MemoryContextAllocHuge(state->context,
-								   offsetof(HashChunk, hashes) + sent.n * sizeof(TlbfHash));
-		c->next = NULL;
-		c->n = c->allocated = (uint32) sent.n;
+		c = new_chunk(state, (uint32) sent.n);
 		memcpy(c->hashes, p, sent.n * sizeof(TlbfHash));
+		c->n = (uint32) sent.n;
 		p += sent.n * sizeof(TlbfHash);
-		log->chunks = c;
+		add_behind(log, c);
 		log->n = sent.n;
 	}
 	if (p != end)
 		damaged("It has bytes after its last generation.");
 	forget_past(state);
+	spill_if_over(state, 0);
 	PG_RETURN_POINTER(state);
 }

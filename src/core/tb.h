@@ -74,17 +74,9 @@ typedef struct TbCounter
 extern void tb_count_init(TbCounter *c);
 extern void tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n);
 extern double tb_count_estimate(const TbCounter *c);
-
-typedef struct TbBuildPart
-{
-	int64_t		generation;
-	TlbfTime	earliest;		/* time of its earliest key */
-	const TlbfHash *hashes;
-	size_t		n;
-} TbBuildPart;
-
-extern TlbfStatus tb_build(TbFilter **f, TlbfMemory *memory, const TbBuildPart *parts,
-						   int nparts, TbCounter *counter);
+extern TlbfStatus tb_build_band(TbFilter **f, TlbfMemory *memory, double keys);
+extern void tb_build_generation(TbFilter *f, int64_t g, TlbfTime earliest);
+extern void tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n);
 
 /* tb_query.c */
 extern bool tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at,

@@ -78,12 +78,16 @@ tb_count_estimate(const TbCounter *c)
 }
 
 /*
- * The filter's one band, with room for 'keys' in a generation (and the
- * sketch's error): the filter has none yet.  TLBF_OVER_LIMIT if it would
- * pass memory->max_bytes.
+ * Building, in three steps: the filter (made by tb_init, its newest time
+ * and insertions set) gets its one band, with room for 'keys' in a
+ * generation (the largest count, and the sketch's error); each generation
+ * its slot (tb_build_generation: among those a query at the newest time
+ * may ask, each in a slot of its own); then its keys, in any number of
+ * calls (tb_build_add).  TLBF_OVER_LIMIT, the filter unchanged, if the
+ * band would pass memory->max_bytes.
  */
-static TlbfStatus
-build_band(TbFilter **fp, TlbfMemory *memory, double keys)
+TlbfStatus
+tb_build_band(TbFilter **fp, TlbfMemory *memory, double keys)
 {
 	double		room = ceil(keys * TB_BUILD_HEADROOM) + 1;
 	uint64_t	nlines = tb_lines_for(*fp, room < (double) TLBF_MAX_CAPACITY ?
@@ -96,12 +100,9 @@ build_band(TbFilter **fp, TlbfMemory *memory, double keys)
 	return tb_add_band(fp, memory, nlines);
 }
 
-/*
- * Give generation 'g', whose earliest key came at 'earliest', its slot in
- * the band.
- */
-static void
-build_generation(TbFilter *f, int64_t g, TlbfTime earliest)
+/* Give generation 'g', whose earliest key came at 'earliest', its slot in the band. */
+void
+tb_build_generation(TbFilter *f, int64_t g, TlbfTime earliest)
 {
 	TbSlot	   *slot = &tb_bands(f)[0].slot[tb_slot_of(f, g)];
 
@@ -127,12 +128,12 @@ add_all(TbFilter *f, int s, const TlbfHash *hashes, size_t n, TlbfTime at,
 }
 
 /*
- * Set the keys of generation 'g' (given its slot by build_generation),
+ * Set the keys of generation 'g' (given its slot by tb_build_generation),
  * their lines prefetched a few keys ahead: the hashes are all known, so
  * the misses of a large band overlap.
  */
-static void
-build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n)
+void
+tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n)
 {
 	int			s = tb_slot_of(f, g);
 	TlbfTime	at = tb_bands(f)[0].slot[s].started;
@@ -144,52 +145,4 @@ build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n)
 		add_all(f, s, hashes, n, at, 2, 8);
 	else
 		add_all(f, s, hashes, n, at, piece, f->k);
-}
-
-/*
- * Build filter *f (made by tb_init, its newest time and insertions set,
- * no band yet) from 'nparts' parts: each a generation's keys, or some of
- * them (a generation may come in several parts), and the time of the
- * earliest.  The parts' generations are among those a query at the newest
- * time may ask (at least tb_oldest_kept), each in a slot of its own.
- * 'counter' is room for counting.  TLBF_OVER_LIMIT, the filter unchanged,
- * if its band would pass memory->max_bytes.
- */
-TlbfStatus
-tb_build(TbFilter **fp, TlbfMemory *memory, const TbBuildPart *parts, int nparts,
-		 TbCounter *counter)
-{
-	double		largest = 0;
-	TlbfStatus	status;
-
-	/* each generation counted once, with all its parts (the first names it) */
-	for (int i = 0; i < nparts; i++)
-	{
-		bool		seen = false;
-
-		for (int j = 0; j < i && !seen; j++)
-			seen = parts[j].generation == parts[i].generation;
-		if (seen)
-			continue;
-		tb_count_init(counter);
-		for (int j = i; j < nparts; j++)
-			if (parts[j].generation == parts[i].generation)
-				tb_count_add(counter, parts[j].hashes, parts[j].n);
-		largest = fmax(largest, tb_count_estimate(counter));
-	}
-	status = build_band(fp, memory, largest);
-	if (status != TLBF_OK)
-		return status;
-	for (int i = 0; i < nparts; i++)
-	{
-		TbSlot	   *slot = &tb_bands(*fp)[0].slot[tb_slot_of(*fp, parts[i].generation)];
-
-		if (slot->generation != parts[i].generation)
-			build_generation(*fp, parts[i].generation, parts[i].earliest);
-		else if (parts[i].earliest < slot->started)
-			slot->started = parts[i].earliest;
-	}
-	for (int i = 0; i < nparts; i++)
-		build_add(*fp, parts[i].generation, parts[i].hashes, parts[i].n);
-	return TLBF_OK;
 }
