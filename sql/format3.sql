@@ -357,6 +357,34 @@ SELECT tlbf_contains(f, 1, '2024-01-01 00:30+00') AS old_key_kept,
        tlbf_info(f)->'inserted' AS inserted
 FROM (SELECT tlbf_agg_format3(k, at, '1 hour') AS f
       FROM (VALUES (1, '2024-01-01 00:00+00'::timestamptz), (2, '2024-01-01 03:00+00')) v(k, at)) s;
+-- a row after a pause longer than the span (the generation of the row
+-- before forgotten) goes to its own generation, whatever the generation's
+-- length (an odd one here: the row was once lost)
+SELECT tlbf_contains(f, 2, '2024-01-01 03:00+00') AS after_pause_found,
+       tlbf_contains(f, 1, '2024-01-01 00:00+00') AS before_pause_kept
+FROM (SELECT tlbf_agg_format3(k, at, '3600.000003 seconds') AS f
+      FROM (VALUES (1, '2024-01-01 00:00+00'::timestamptz), (2, '2024-01-01 03:00+00')) v(k, at)) s;
+-- 40 random streams (a fixed seed): spans of any length to the
+-- microsecond, rows with pauses longer than the span now and then; every
+-- key of the span before the newest time found (rows in time order), and
+-- the same bytes from the rows shuffled, past work_mem
+SELECT setseed(0.36);
+CREATE TABLE random3 AS
+SELECT s, (600 + random() * 7200)::int * interval '1 s' + (random() * 1000000)::int * interval '1 microsecond' AS span
+FROM generate_series(1, 40) s;
+CREATE TABLE random3_rows AS
+SELECT s, key, '2024-01-01 00:00+00'::timestamptz + sum(gap) OVER (PARTITION BY s ORDER BY key) AS at
+FROM (SELECT s, key, CASE WHEN random() < 0.01 THEN 2.5 * span ELSE random() * span / 200 END AS gap
+      FROM random3, generate_series(1, 500) key) g;
+CREATE TABLE random3_built AS
+SELECT s, tlbf_agg_format3(key, at, span) AS f, max(at) AS newest FROM random3_rows JOIN random3 USING (s) GROUP BY s;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, newest)) AS missed, count(*) > 4000 AS enough
+FROM random3_rows r JOIN random3 USING (s) JOIN random3_built USING (s) WHERE at >= newest - span;
+SET work_mem = '64kB';
+SELECT count(*) FILTER (WHERE b.f::bytea <> o.f::bytea) AS differ, count(*) AS streams
+FROM random3_built b JOIN (SELECT s, tlbf_agg_format3(key, at, span ORDER BY md5(key::text)) AS f
+                           FROM random3_rows JOIN random3 USING (s) GROUP BY s) o USING (s);
+RESET work_mem;
 SELECT tlbf_agg_format3(key, at, '1 hour') IS NULL AS no_rows_null FROM rated3 WHERE key < 0;
 SELECT tlbf_agg_format3(NULL::int, at, '1 hour') IS NULL AS only_null_rows FROM rated3;
 SELECT tlbf_agg_format3(key, at, NULL) FROM rated3;

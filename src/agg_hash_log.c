@@ -415,12 +415,14 @@ add_row(HashLogState *state, FunctionCallInfo fcinfo)
 	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
 	TlbfHash	hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->header,
 											 state->header->inserted > 0, state->context);
-	GenerationLog *log = state->last;
+	GenerationLog *log;
 	HashChunk  *c;
 
 	state->header->inserted = tlbf_add_saturating(state->header->inserted, 1);
 	move_newest(state, at);
-	/* most rows go where the one before went: no division */
+	/* most rows go where the one before went: no division (read after
+	 * move_newest, which may forget that generation) */
+	log = state->last;
 	if (log == NULL || at < log->generation * state->header->length ||
 		at - log->generation * state->header->length >= state->header->length)
 	{
