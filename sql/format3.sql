@@ -322,10 +322,15 @@ RESET enable_hashagg;
 -- a spill leaves no file behind (pg_regress fails on a "temporary file
 -- leak" warning).
 SET work_mem = '64kB';
+SELECT temp_files AS temp_files_before FROM pg_stat_database WHERE datname = current_database() \gset
 SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS spilled_same,
        tlbf_agg_format3(key, at, '1 hour' ORDER BY md5(key::text))::bytea = (SELECT f FROM built3)::bytea
-         AS spilled_shuffled
+         AS spilled_shuffled,
+       pg_stat_force_next_flush() IS NOT NULL AS flushed
 FROM rated3;
+-- (it did spill: the database's count of temporary files went up, as the
+-- statistics flushed at the end of that statement say)
+SELECT temp_files > :temp_files_before AS spilled FROM pg_stat_database WHERE datname = current_database();
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
