@@ -18,7 +18,8 @@
  * time and at its own time plus the span, unless it is older than the span
  * before the newest time (no longer promised) or the cap made the core drop
  * bands holding keys of the span (keep_live off; counted in 'truncated';
- * the log starts over).
+ * the log starts over).  At the end the logged keys are built into a
+ * filter at once (tb_build, as an aggregate without a capacity does).
  */
 #include "fuzz_common.h"
 #include "fuzz_memory.h"
@@ -197,6 +198,93 @@ exercise(const TbFilter *f, FuzzInput *in)
 	}
 }
 
+/*
+ * tb_build (an aggregate's end without a declared capacity) from the
+ * logged keys of the span, with the filter's parameters and newest time:
+ * valid, every key found, the same bytes from its parts in the reverse
+ * order (one part per key), under a cap or refused.
+ */
+static TbFilter *
+build_from_log(const Run *r, bool reversed)
+{
+	TbFilter   *f = fuzz_malloc(tb_lines_offset(0));
+	TbCounter  *counters = fuzz_malloc(TB_MAX_SLOTS * sizeof(TbCounter));
+	FuzzMemory	m;
+	double		largest = 0;
+	TlbfStatus	status;
+
+	memset(f, 0, tb_lines_offset(0));
+	memcpy(f, r->f, sizeof(TbFilter));
+	f->nbands = 0;
+	f->inserted = (uint64_t) r->nlog;
+	f->truncated = 0;
+	fuzz_memory_init(&m, tb_lines_offset(0), (size_t) 1 << 22, false, 0);
+	for (int s = 0; s < tb_slots(f); s++)
+		tb_count_init(&counters[s]);
+	for (int i = 0; i < r->nlog; i++)
+	{
+		TlbfHash	h = hash_of(r->log[i].key);
+
+		tb_count_add(&counters[tb_slot_of(f, tb_generation_of(r->log[i].at, f->length))], &h, 1);
+	}
+	for (int s = 0; s < tb_slots(f); s++)
+		if (tb_count_estimate(&counters[s]) > largest)
+			largest = tb_count_estimate(&counters[s]);
+	free(counters);
+	status = tb_build_band(&f, &m.memory, largest);
+	if (status != TLBF_OK)
+	{
+		FUZZ_CHECK(status == TLBF_OVER_LIMIT, "tb_build_band refuses only past the cap");
+		free(f);
+		return NULL;
+	}
+	for (int i = 0; i < r->nlog; i++)
+	{
+		int			j = reversed ? r->nlog - 1 - i : i;
+		int64_t		g = tb_generation_of(r->log[j].at, f->length);
+		TbSlot	   *slot = &tb_bands(f)[0].slot[tb_slot_of(f, g)];
+
+		if (slot->generation != g)
+			tb_build_generation(f, g, r->log[j].at);
+		else if (r->log[j].at < slot->started)
+			slot->started = r->log[j].at;
+	}
+	for (int i = 0; i < r->nlog; i++)
+	{
+		int			j = reversed ? r->nlog - 1 - i : i;
+		TlbfHash	h = hash_of(r->log[j].key);
+
+		tb_build_add(f, tb_generation_of(r->log[j].at, f->length), &h, 1);
+	}
+	check_valid(f, "a built filter");
+	return f;
+}
+
+static void
+check_build(Run *r)
+{
+	TbFilter   *a,
+			   *b;
+
+	if (r->nlog == 0 || r->f->newest == TLBF_NEVER)
+		return;
+	a = build_from_log(r, false);
+	b = build_from_log(r, true);
+	FUZZ_CHECK((a == NULL) == (b == NULL), "a build is refused whatever the order");
+	if (a != NULL)
+	{
+		FUZZ_CHECK(tb_size(a) == tb_size(b) && memcmp(a, b, tb_size(a)) == 0,
+				   "a build has the same bytes whatever the order");
+		for (int i = 0; i < r->nlog; i++)
+			FUZZ_CHECK(tb_query(a, hash_of(r->log[i].key), a->newest, a->span) &&
+					   tb_query(a, hash_of(r->log[i].key), fuzz_add_time(r->log[i].at, a->span), a->span),
+					   "a built filter finds every key");
+		exercise(a, &r->in);
+	}
+	free(a);
+	free(b);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -309,6 +397,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		check_log(&r, "a key added within the span is found");
 		exercise(r.f, &r.in);
 	}
+	check_build(&r);
 	free(r.f);
 	free(r.snapshot);
 	return 0;
