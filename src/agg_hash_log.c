@@ -463,19 +463,74 @@ tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(state);
 }
 
-/* Each generation's sketch, in the slot of its log. */
+/*
+ * Each generation's count, in the slot of its log: its hashes gathered
+ * and counted exactly while they are few (tb_count_distinct), else a
+ * sketch (a group of a few rows costs a sort of them, not 16 kB of
+ * registers).  Either way a function of the generation's hashes alone.
+ */
 typedef struct CountingState
 {
 	HashLogState *state;
-	TbCounter  *counters;
+	TbCounter  *counters[TB_MAX_SLOTS];
+	TlbfHash   *few[TB_MAX_SLOTS];
+	size_t		nfew[TB_MAX_SLOTS];
 } CountingState;
 
 static void
 count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 {
 	CountingState *counting = arg;
+	int			s = log - counting->state->logs;
 
-	tb_count_add(&counting->counters[log - counting->state->logs], hashes, n);
+	if (counting->counters[s] != NULL)
+		tb_count_add(counting->counters[s], hashes, n);
+	else
+	{
+		memcpy(counting->few[s] + counting->nfew[s], hashes, n * sizeof(TlbfHash));
+		counting->nfew[s] += n;
+	}
+}
+
+/* The largest count of distinct keys of a generation. */
+static double
+largest_count(HashLogState *state)
+{
+	CountingState counting;
+	double		largest = 0;
+
+	memset(&counting, 0, sizeof(counting));
+	counting.state = state;
+	for (int s = 0; s < tb_slots(state->header); s++)
+	{
+		GenerationLog *log = &state->logs[s];
+
+		if (log->generation == TB_NO_GENERATION)
+			continue;
+		if (log->n <= TB_COUNT_EXACT)
+			counting.few[s] = palloc(Max(log->n, 1) * sizeof(TlbfHash));
+		else
+		{
+			counting.counters[s] = palloc(sizeof(TbCounter));
+			tb_count_init(counting.counters[s]);
+		}
+	}
+	visit_hashes(state, true, true, count_hashes, &counting);
+	for (int s = 0; s < tb_slots(state->header); s++)
+	{
+		if (counting.counters[s] != NULL)
+		{
+			largest = Max(largest, tb_count_estimate(counting.counters[s]));
+			pfree(counting.counters[s]);
+		}
+		else if (counting.few[s] != NULL)
+		{
+			Assert(counting.nfew[s] == state->logs[s].n);
+			largest = Max(largest, tb_count_distinct(counting.few[s], counting.nfew[s]));
+			pfree(counting.few[s]);
+		}
+	}
+	return largest;
 }
 
 static void
@@ -495,23 +550,14 @@ tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
 	HashLogState *state;
 	TbFilter   *f;
 	TlbfMemory	memory;
-	CountingState counting;
-	double		largest = 0;
+	double		largest;
 	TlbfStatus	status;
 
 	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (HashLogState *) PG_GETARG_POINTER(0);
-	counting.state = state;
-	counting.counters = palloc(tb_slots(state->header) * sizeof(TbCounter));
-	for (int s = 0; s < tb_slots(state->header); s++)
-		tb_count_init(&counting.counters[s]);
-	visit_hashes(state, true, true, count_hashes, &counting);
-	for (int s = 0; s < tb_slots(state->header); s++)
-		if (state->logs[s].generation != TB_NO_GENERATION)
-			largest = Max(largest, tb_count_estimate(&counting.counters[s]));
-	pfree(counting.counters);
+	largest = largest_count(state);
 
 	f = palloc(tb_lines_offset(0));
 	memcpy(f, state->header, tb_lines_offset(0));

@@ -63,6 +63,7 @@ extern void tb_prefetch(const TbFilter *f, TlbfHash hash);
 
 /* tb_build.c: a filter built at once from keys known in advance */
 #define TB_COUNT_BITS		14
+#define TB_COUNT_EXACT		4096	/* hashes counted exactly, not sketched */
 #define TB_COUNT_REGISTERS	(1 << TB_COUNT_BITS)
 
 typedef struct TbCounter
@@ -74,6 +75,7 @@ typedef struct TbCounter
 extern void tb_count_init(TbCounter *c);
 extern void tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n);
 extern double tb_count_estimate(const TbCounter *c);
+extern double tb_count_distinct(TlbfHash *hashes, size_t n);
 extern TlbfStatus tb_build_band(TbFilter **f, TlbfMemory *memory, double keys);
 extern void tb_build_generation(TbFilter *f, int64_t g, TlbfTime earliest);
 extern void tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n);

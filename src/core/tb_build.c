@@ -65,16 +65,75 @@ tb_count_estimate(const TbCounter *c)
 	double		sum = 0;
 	int			zeros = 0;
 	double		raw;
+	static double powers[65];	/* 2^-rank: ranks are at most 51 */
 
+	if (powers[0] == 0)
+		for (int r = 0; r < 65; r++)
+			powers[r] = ldexp(1.0, -r);
 	for (int i = 0; i < TB_COUNT_REGISTERS; i++)
 	{
-		sum += ldexp(1.0, -c->reg[i]);
+		sum += powers[c->reg[i]];
 		zeros += c->reg[i] == 0;
 	}
 	raw = 0.7213 / (1 + 1.079 / m) * m * m / sum;
 	if (raw <= 2.5 * m && zeros > 0)
 		return m * log(m / zeros);
 	return raw;
+}
+
+static inline bool
+hash_less(const TlbfHash *x, const TlbfHash *y)
+{
+	return x->a != y->a ? x->a < y->a : x->b < y->b;
+}
+
+/* Move hashes[i] down the max-heap of the first n. */
+static void
+sift_down(TlbfHash *hashes, size_t i, size_t n)
+{
+	for (;;)
+	{
+		size_t		largest = i,
+					left = 2 * i + 1,
+					right = 2 * i + 2;
+		TlbfHash	swap;
+
+		if (left < n && hash_less(&hashes[largest], &hashes[left]))
+			largest = left;
+		if (right < n && hash_less(&hashes[largest], &hashes[right]))
+			largest = right;
+		if (largest == i)
+			return;
+		swap = hashes[i];
+		hashes[i] = hashes[largest];
+		hashes[largest] = swap;
+		i = largest;
+	}
+}
+
+/*
+ * Distinct keys among 'n' hashes, exactly (heapsorting them in place: the
+ * core allocates nothing): for a few, where a sketch's 16 kB of registers
+ * would cost more than the keys.
+ */
+double
+tb_count_distinct(TlbfHash *hashes, size_t n)
+{
+	size_t		distinct = n > 0;
+
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(hashes, i, n);
+	for (size_t end = n; end-- > 1;)
+	{
+		TlbfHash	swap = hashes[0];
+
+		hashes[0] = hashes[end];
+		hashes[end] = swap;
+		sift_down(hashes, 0, end);
+	}
+	for (size_t i = 1; i < n; i++)
+		distinct += hashes[i - 1].a != hashes[i].a || hashes[i - 1].b != hashes[i].b;
+	return (double) distinct;
 }
 
 /*

@@ -98,6 +98,29 @@ SELECT (SELECT f3::bytea FROM f3_built) =
        tlbf_agg_format3(g, at, '10 hours' ORDER BY g DESC)::bytea AS "same filter, no capacity, rows reversed"
 FROM f3_rows_5m;
 
+\echo 'many small groups: 100,000 groups of 10 rows (GROUP BY, hashed), min and median of 3'
+CREATE TEMP TABLE f3_groups AS
+SELECT g % 100000 AS grp, g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms' AS at
+FROM generate_series(1, 1000000) g;
+VACUUM ANALYZE f3_groups;
+WITH m AS (
+    SELECT * FROM pg_temp.median_ms(ARRAY[
+        $q$SELECT count(*) FROM (SELECT grp, hll_add_agg(hll_hash_bigint(g)) FROM f3_groups GROUP BY grp) s$q$,
+        $q$SELECT count(*) FROM (SELECT grp, tlbf_agg_format3(g, at, '1 hour', 0.01, 30) FROM f3_groups GROUP BY grp) s$q$,
+        $q$SELECT count(*) FROM (SELECT grp, tlbf_agg_format3(g, at, '1 hour') FROM f3_groups GROUP BY grp) s$q$,
+        $q$SELECT count(*) FROM (SELECT grp, tlbf_agg(g, at, '1 hour') FROM f3_groups GROUP BY grp) s$q$
+    ], 3)
+)
+SELECT CASE query WHEN 1 THEN 'hll_add_agg(hll_hash_bigint(g))'
+                  WHEN 2 THEN 'tlbf_agg_format3(g, at, ..., 30)'
+                  WHEN 3 THEN 'tlbf_agg_format3(g, at, ...), no capacity'
+                  ELSE 'tlbf_agg(g, at, ...), format 2' END AS query,
+       min_ms, median_ms,
+       round(min_ms / (SELECT min_ms FROM m WHERE query = 1), 2) AS "x hll, min",
+       round(median_ms / (SELECT median_ms FROM m WHERE query = 1), 2) AS "x hll, median"
+FROM m ORDER BY query;
+DROP TABLE f3_groups;
+
 \echo 'parallel speed-up over 30M rows: 2 workers against serial, tlbf_agg_format3 and hll_add_agg (min and median of 3)'
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
