@@ -226,7 +226,7 @@ take_plain_path(Format3Hasher *hasher, FunctionCallInfo fcinfo, const TbFilter *
  * The hash of argument 1 (the item) for 'filter', whose kind of key it
  * records ('holds_keys': it holds some already, which the item must
  * match).  'memory' lasts as long as the hasher (the call site's may last
- * one call).  Shared with the aggregate without a capacity (agg_hash_log.c).
+ * one call).  Shared with the aggregate without a capacity (agg_format3_log.c).
  */
 TlbfHash
 tlbf_format3_row_hash(Format3Hasher *hasher, FunctionCallInfo fcinfo, TbFilter *filter,

@@ -2,7 +2,7 @@
  *
  * agg_format3.h
  *	  What the aggregates that build format 3 filters share
- *	  (agg_format3.c, agg_hash_log.c): hashing a row's item, and their
+ *	  (agg_format3.c, agg_format3_log.c): hashing a row's item, and their
  *	  memory.
  *
  *-------------------------------------------------------------------------

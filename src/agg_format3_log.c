@@ -1,0 +1,420 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_format3_log.c
+ *	  tlbf_agg_format3(item, at, span [, error_rate]): the aggregate that
+ *	  builds a filter of format 3 without a declared capacity (issue 36).
+ *
+ * Without a capacity, a generation's size must come from the keys it
+ * holds, known only at the end; and a filter cannot grow without its keys
+ * (a band of n groups folds onto n / d, never onto more).  So the state
+ * keeps the keys' hashes per generation (16 bytes a row, agg_hash_log.c),
+ * and the filter is built at the end (core/tb_build.c): each generation's
+ * keys counted, one band sized for the largest count, every hash set with
+ * its line prefetched ahead.  Nothing depends on the rows' order or on the
+ * plan: the counts are exact or a sketch's maxima, the bits an OR, the
+ * times minima and maxima; so parallel workers send their hashes and the
+ * leader's filter has the bytes of a serial plan's.
+ *
+ * The state is internal, serialized for parallel plans as its hashes; on
+ * Citus the rows are gathered (Citus cannot pass an item of type "any" to
+ * its workers).  A declared capacity (tlbf_agg_format3's fifth argument)
+ * lets each part send a filter instead.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "agg_hash_log.h"
+#include "filter_args.h"
+#include "filter_params.h"
+#include "times.h"
+
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_trans);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_final);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_combine);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_serialize);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_deserialize);
+
+/* The serialized state: the header, then per generation this and its hashes. */
+typedef struct SentLog
+{
+	int64		generation;
+	TlbfTime	earliest;
+	uint64		n;
+} SentLog;
+
+/* The aggregation calling, or NULL. */
+static AggState *
+aggregation_of(FunctionCallInfo fcinfo)
+{
+	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) ?
+		(AggState *) fcinfo->context : NULL;
+}
+
+/* The first row's state: the parameters of arguments 3 and 4 (span, error_rate). */
+static HashLog *
+first_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
+{
+	TbParams	params;
+	TbFilter   *header;
+	double		error_rate = TLBF_DEFAULT_ERROR_RATE;
+
+	if (PG_ARGISNULL(3) || (PG_NARGS() > 4 && PG_ARGISNULL(4)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("tlbf_agg_format3's span and error_rate must not be NULL")));
+	if (PG_NARGS() > 4)
+		error_rate = PG_GETARG_FLOAT8(4);
+	tlbf_format3_params(&params, PG_GETARG_INTERVAL_P(3), error_rate,
+						TLBF_DEFAULT_CAPACITY, false);
+	header = palloc(tb_lines_offset(0));
+	tb_init(header, &params);
+	return tlbf_hash_log_create(aggcontext, header);
+}
+
+/*
+ * Add the row of argument 1 (item) and 2 (time): its hash to its
+ * generation's log, unless the generation left the span (as tlbf_add,
+ * which counts it all the same).
+ */
+static void
+add_row(HashLog *state, FunctionCallInfo fcinfo)
+{
+	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
+	TlbfHash	hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->header,
+											 state->header->inserted > 0, state->context);
+	GenerationLog *log;
+
+	state->header->inserted = tlbf_add_saturating(state->header->inserted, 1);
+	tlbf_hash_log_move_newest(state, at);
+	/* most rows go where the one before went: no division (read after
+	 * tlbf_hash_log_move_newest, which may forget that generation) */
+	log = state->last;
+	if (log == NULL || at < log->generation * state->header->length ||
+		at - log->generation * state->header->length >= state->header->length)
+	{
+		int64		g = tb_generation_of(at, state->header->length);
+
+		if (g < state->oldest)
+			return;
+		state->last = log = tlbf_hash_log_generation(state, g, at);
+	}
+	else if (at < log->earliest)
+		log->earliest = at;
+	tlbf_hash_log_append(state, log, hash);
+}
+
+/*
+ * Add a row.  Rows with a NULL item or time are skipped, as tlbf_add skips
+ * them; a group with no other row gives NULL.  The parameters of later
+ * rows are not read.
+ */
+Datum
+tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_trans");
+	HashLog *state;
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+	}
+	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
+		(HashLog *) PG_GETARG_POINTER(0);
+	state->aggstate = aggregation_of(fcinfo);
+	add_row(state, fcinfo);
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * Each generation's count, in the slot of its log: its hashes gathered
+ * and counted exactly while they are few (tb_count_distinct), else a
+ * sketch (a group of a few rows costs a sort of them, not 16 kB of
+ * registers).  Either way a function of the generation's hashes alone.
+ */
+typedef struct CountingState
+{
+	HashLog *state;
+	TbCounter  *counters[TB_MAX_SLOTS];
+	TlbfHash   *few[TB_MAX_SLOTS];
+	size_t		nfew[TB_MAX_SLOTS];
+} CountingState;
+
+static void
+count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+{
+	CountingState *counting = arg;
+	int			s = log - counting->state->logs;
+
+	if (counting->counters[s] != NULL)
+		tb_count_add(counting->counters[s], hashes, n);
+	else
+	{
+		memcpy(counting->few[s] + counting->nfew[s], hashes, n * sizeof(TlbfHash));
+		counting->nfew[s] += n;
+	}
+}
+
+/* The largest count of distinct keys of a generation. */
+static double
+largest_count(HashLog *state)
+{
+	CountingState counting;
+	double		largest = 0;
+
+	memset(&counting, 0, sizeof(counting));
+	counting.state = state;
+	for (int s = 0; s < tb_slots(state->header); s++)
+	{
+		GenerationLog *log = &state->logs[s];
+
+		if (log->generation == TB_NO_GENERATION)
+			continue;
+		if (log->n <= TB_COUNT_EXACT)
+			counting.few[s] = palloc(Max(log->n, 1) * sizeof(TlbfHash));
+		else
+		{
+			counting.counters[s] = palloc(sizeof(TbCounter));
+			tb_count_init(counting.counters[s]);
+		}
+	}
+	tlbf_hash_log_visit(state, true, true, count_hashes, &counting);
+	for (int s = 0; s < tb_slots(state->header); s++)
+	{
+		if (counting.counters[s] != NULL)
+		{
+			largest = Max(largest, tb_count_estimate(counting.counters[s]));
+			pfree(counting.counters[s]);
+		}
+		else if (counting.few[s] != NULL)
+		{
+			Assert(counting.nfew[s] == state->logs[s].n);
+			largest = Max(largest, tb_count_distinct(counting.few[s], counting.nfew[s]));
+			pfree(counting.few[s]);
+		}
+	}
+	return largest;
+}
+
+static void
+set_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+{
+	tb_build_add((TbFilter *) arg, log->generation, hashes, n);
+}
+
+/*
+ * The filter (the state goes on: a window may add rows), under
+ * tlbf.max_filter_bytes: each generation counted, one band for the
+ * largest count, every hash set (tb_build.c).
+ */
+Datum
+tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
+{
+	HashLog *state;
+	TbFilter   *f;
+	TlbfMemory	memory;
+	double		largest;
+	TlbfStatus	status;
+
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (HashLog *) PG_GETARG_POINTER(0);
+	largest = largest_count(state);
+
+	f = palloc(tb_lines_offset(0));
+	memcpy(f, state->header, tb_lines_offset(0));
+	tlbf_memory_for(&memory, f, CurrentMemoryContext);
+	memory.max_bytes = tlbf_filter_bytes_cap();
+	status = tb_build_band(&f, &memory, largest);
+	if (status == TLBF_OVER_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tlbf_agg_format3's filter would exceed tlbf.max_filter_bytes (%zu bytes)",
+						tlbf_filter_bytes_cap()),
+				 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
+	tlbf_check_core_status(status, 0, 0);
+	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION)
+			tb_build_generation(f, state->logs[s].generation, state->logs[s].earliest);
+	tlbf_hash_log_visit(state, true, true, set_hashes, f);
+	SET_VARSIZE(f, tb_size(f));
+	PG_RETURN_POINTER(f);
+}
+
+/* Not STRICT (internal): either state may be missing. */
+Datum
+tlbf_agg_format3_log_combine(PG_FUNCTION_ARGS)
+{
+	HashLog *into;
+
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_combine");
+	if (PG_ARGISNULL(1))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	if (PG_ARGISNULL(0))
+		PG_RETURN_POINTER(PG_GETARG_POINTER(1));
+	into = (HashLog *) PG_GETARG_POINTER(0);
+	into->aggstate = aggregation_of(fcinfo);
+	tlbf_hash_log_take(into, (HashLog *) PG_GETARG_POINTER(1));
+	PG_RETURN_POINTER(into);
+}
+
+/* Where each generation's next hashes go in the bytes being sent. */
+typedef struct SendingState
+{
+	HashLog *state;
+	char	   *next[TB_MAX_SLOTS];
+	char	   *end[TB_MAX_SLOTS];
+} SendingState;
+
+static void
+send_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+{
+	SendingState *sending = arg;
+	int			s = log - sending->state->logs;
+
+	if (n * sizeof(TlbfHash) > (Size) (sending->end[s] - sending->next[s]))
+		elog(ERROR, "tlbf_agg_format3: a generation holds more hashes than it counted");
+	memcpy(sending->next[s], hashes, n * sizeof(TlbfHash));
+	sending->next[s] += n * sizeof(TlbfHash);
+}
+
+/*
+ * The state as bytes (STRICT): the header, then each generation's
+ * SentLog and hashes.  At most 1 GB, as any value.
+ */
+Datum
+tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
+{
+	HashLog *state;
+	Size		size = VARHDRSZ + tb_lines_offset(0) + sizeof(uint32);
+	uint32		nlogs = 0;
+	bytea	   *out;
+	char	   *p;
+	SendingState sending;
+
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_serialize");
+	state = (HashLog *) PG_GETARG_POINTER(0);
+	sending.state = state;
+	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION)
+		{
+			nlogs++;
+			size += sizeof(SentLog) + state->logs[s].n * sizeof(TlbfHash);
+		}
+	if (size > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tlbf_agg_format3 cannot pass more than 1GB of hashes between processes"),
+				 errhint("Declare a capacity (tlbf_agg_format3's fifth argument): its parts pass filters.")));
+	out = palloc(size);
+	SET_VARSIZE(out, size);
+	p = VARDATA(out);
+	memcpy(p, state->header, tb_lines_offset(0));
+	p += tb_lines_offset(0);
+	memcpy(p, &nlogs, sizeof(uint32));
+	p += sizeof(uint32);
+	for (int s = 0; s < tb_slots(state->header); s++)
+	{
+		GenerationLog *log = &state->logs[s];
+		SentLog		sent;
+
+		if (log->generation == TB_NO_GENERATION)
+			continue;
+		sent.generation = log->generation;
+		sent.earliest = log->earliest;
+		sent.n = log->n;
+		memcpy(p, &sent, sizeof(SentLog));
+		p += sizeof(SentLog);
+		sending.next[s] = p;
+		p += log->n * sizeof(TlbfHash);
+		sending.end[s] = p;
+	}
+	Assert(p == (char *) out + size);
+	tlbf_hash_log_visit(state, true, true, send_hashes, &sending);
+	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION && sending.next[s] != sending.end[s])
+			elog(ERROR, "tlbf_agg_format3: a generation holds fewer hashes than it counted");
+	PG_RETURN_BYTEA_P(out);
+}
+
+static void
+damaged(const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("invalid tlbf_agg_format3 state"),
+			 errdetail("%s", why)));
+}
+
+/*
+ * A state from those bytes (STRICT), every field checked: the header is
+ * a valid filter with no band that has seen a row, and each generation
+ * lies within the span before its newest time, in a slot of its own, its
+ * earliest time within it.
+ */
+Datum
+tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_deserialize");
+	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+	const char *p = VARDATA_ANY(bytes);
+	const char *end = p + VARSIZE_ANY_EXHDR(bytes);
+	TbFilter   *header;
+	TlbfProblem problem;
+	HashLog *state;
+	uint32		nlogs;
+
+	if (end - p < (ptrdiff_t) (tb_lines_offset(0) + sizeof(uint32)))
+		damaged("It is too short.");
+	/* (aligned: the bytes may not be) */
+	header = palloc(tb_lines_offset(0));
+	memcpy(header, p, tb_lines_offset(0));
+	if (header->version != TB_FORMAT_VERSION || header->nbands != 0 ||
+		!tb_validate(header, tb_lines_offset(0), &problem))
+		damaged("Its header is not a filter of format 3 without bands.");
+	if (header->newest == TLBF_NEVER || header->inserted == 0)
+		damaged("It holds no row.");
+	p += tb_lines_offset(0);
+	memcpy(&nlogs, p, sizeof(uint32));
+	p += sizeof(uint32);
+	if (nlogs > (uint32) tb_slots(header))
+		damaged("It holds more generations than slots.");
+	state = tlbf_hash_log_create(aggcontext, header);
+	state->aggstate = aggregation_of(fcinfo);
+	for (uint32 i = 0; i < nlogs; i++)
+	{
+		SentLog		sent;
+		GenerationLog *log;
+		HashChunk  *c;
+
+		if (end - p < (ptrdiff_t) sizeof(SentLog))
+			damaged("It is too short.");
+		memcpy(&sent, p, sizeof(SentLog));
+		p += sizeof(SentLog);
+		if (sent.generation < tb_oldest_kept(header, header->newest) ||
+			sent.generation > tb_generation_of(header->newest, header->length) ||
+			tb_generation_of(sent.earliest, header->length) != sent.generation ||
+			sent.earliest > header->newest)
+			damaged("A generation lies outside the span before its newest time.");
+		if (state->logs[tb_slot_of(header, sent.generation)].generation != TB_NO_GENERATION)
+			damaged("Two generations share a slot.");
+		if (sent.n == 0 || (uint64) (end - p) / sizeof(TlbfHash) < sent.n)
+			damaged("A generation's hashes are missing.");
+		log = tlbf_hash_log_generation(state, sent.generation, sent.earliest);
+		/* one chunk for all (it is full: the next row starts another) */
+		c = tlbf_hash_log_new_chunk(state, (uint32) sent.n);
+		memcpy(c->hashes, p, sent.n * sizeof(TlbfHash));
+		c->n = (uint32) sent.n;
+		p += sent.n * sizeof(TlbfHash);
+		tlbf_hash_log_add_behind(log, c);
+		log->n = sent.n;
+	}
+	if (p != end)
+		damaged("It has bytes after its last generation.");
+	tlbf_hash_log_forget_past(state);
+	tlbf_hash_log_spill_if_over(state, 0);
+	PG_RETURN_POINTER(state);
+}

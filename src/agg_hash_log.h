@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_hash_log.h
+ *	  The keys' hashes an aggregate without a declared capacity keeps until
+ *	  its end, per generation (agg_hash_log.c), for agg_format3_log.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TLBF_AGG_HASH_LOG_H
+#define TLBF_AGG_HASH_LOG_H
+
+#include "tlbf_pg.h"
+#include "agg_format3.h"
+
+#include "nodes/execnodes.h"
+#include "storage/buffile.h"
+
+#include "core/tb.h"
+
+/* A chunk's hashes: at most 1 MB. */
+#define MAX_CHUNK_HASHES	65536
+
+typedef struct HashChunk
+{
+	struct HashChunk *next;		/* the older chunk */
+	uint32		n;
+	uint32		allocated;
+	TlbfHash	hashes[FLEXIBLE_ARRAY_MEMBER];
+} HashChunk;
+
+/* One generation's rows: their hashes, in chunks, and its earliest time. */
+typedef struct GenerationLog
+{
+	int64		generation;		/* TB_NO_GENERATION: none */
+	TlbfTime	earliest;
+	uint64		n;
+	HashChunk  *chunks;			/* the newest first */
+} GenerationLog;
+
+typedef struct HashLog
+{
+	MemoryContext context;		/* the state's own, a child of the
+								 * aggregate's */
+	AggState   *aggstate;		/* the aggregation (for its strategy), or
+								 * NULL */
+	Size		in_memory;		/* bytes of the chunks held in memory */
+	BufFile    *file;			/* the chunks written out, or NULL */
+	MemoryContextCallback close_file;	/* closes it with the state's memory */
+	int			file_end;		/* where the next is written (BufFileTell) */
+	off_t		file_end_offset;
+	TbFilter   *header;			/* parameters, kind of key, newest time,
+								 * rows added; no band (VARSIZE kept) */
+	Format3Hasher hasher;
+	int64		oldest;			/* the oldest generation kept */
+	TlbfTime	oldest_until;	/* a newest time from which it is another */
+	GenerationLog *last;		/* the log the last row went to */
+	GenerationLog logs[TB_MAX_SLOTS];	/* generation g in logs[g mod slots] */
+} HashLog;
+
+/* What tlbf_hash_log_visit calls for the hashes of one chunk of a live generation. */
+typedef void (*HashVisitor) (GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg);
+
+extern HashLog *tlbf_hash_log_create(MemoryContext aggcontext, const TbFilter *header);
+extern void tlbf_hash_log_forget(HashLog *state, GenerationLog *log);
+extern void tlbf_hash_log_forget_past(HashLog *state);
+extern void tlbf_hash_log_move_newest(HashLog *state, TlbfTime at);
+extern GenerationLog *tlbf_hash_log_generation(HashLog *state, int64 g, TlbfTime earliest);
+extern void tlbf_hash_log_append(HashLog *state, GenerationLog *log, TlbfHash hash);
+extern HashChunk *tlbf_hash_log_new_chunk(HashLog *state, uint32 allocated);
+extern void tlbf_hash_log_add_behind(GenerationLog *log, HashChunk *c);
+extern void tlbf_hash_log_spill_if_over(HashLog *state, Size more);
+extern void tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit,
+								void *arg);
+extern void tlbf_hash_log_take(HashLog *into, HashLog *from);
+
+#endif							/* TLBF_AGG_HASH_LOG_H */
