@@ -113,7 +113,7 @@ Datum
 tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_trans");
-	HashLog *state;
+	HashLog    *state;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
@@ -136,10 +136,11 @@ tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
  */
 typedef struct CountingState
 {
-	HashLog *state;
+	HashLog    *state;
 	TbCounter  *counters[TB_MAX_SLOTS];
 	TlbfHash   *few[TB_MAX_SLOTS];
 	size_t		nfew[TB_MAX_SLOTS];
+	size_t		room[TB_MAX_SLOTS];
 } CountingState;
 
 static void
@@ -152,6 +153,8 @@ count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 		tb_count_add(counting->counters[s], hashes, n);
 	else
 	{
+		if (n > counting->room[s] - counting->nfew[s])
+			elog(ERROR, "tlbf_agg_format3: a generation holds more hashes than it counted");
 		memcpy(counting->few[s] + counting->nfew[s], hashes, n * sizeof(TlbfHash));
 		counting->nfew[s] += n;
 	}
@@ -173,7 +176,10 @@ largest_count(HashLog *state)
 		if (log->generation == TB_NO_GENERATION)
 			continue;
 		if (log->n <= TB_COUNT_EXACT)
+		{
 			counting.few[s] = palloc(Max(log->n, 1) * sizeof(TlbfHash));
+			counting.room[s] = log->n;
+		}
 		else
 		{
 			counting.counters[s] = palloc(sizeof(TbCounter));
@@ -212,7 +218,7 @@ set_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 Datum
 tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
 {
-	HashLog *state;
+	HashLog    *state;
 	TbFilter   *f;
 	TlbfMemory	memory;
 	double		largest;
@@ -248,7 +254,7 @@ tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
 Datum
 tlbf_agg_format3_log_combine(PG_FUNCTION_ARGS)
 {
-	HashLog *into;
+	HashLog    *into;
 
 	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_combine");
 	if (PG_ARGISNULL(1))
@@ -264,7 +270,7 @@ tlbf_agg_format3_log_combine(PG_FUNCTION_ARGS)
 /* Where each generation's next hashes go in the bytes being sent. */
 typedef struct SendingState
 {
-	HashLog *state;
+	HashLog    *state;
 	char	   *next[TB_MAX_SLOTS];
 	char	   *end[TB_MAX_SLOTS];
 } SendingState;
@@ -288,7 +294,7 @@ send_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 Datum
 tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
 {
-	HashLog *state;
+	HashLog    *state;
 	Size		size = VARHDRSZ + tb_lines_offset(0) + sizeof(uint32);
 	uint32		nlogs = 0;
 	bytea	   *out;
@@ -364,7 +370,7 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 	const char *end = p + VARSIZE_ANY_EXHDR(bytes);
 	TbFilter   *header;
 	TlbfProblem problem;
-	HashLog *state;
+	HashLog    *state;
 	uint32		nlogs;
 
 	if (end - p < (ptrdiff_t) (tb_lines_offset(0) + sizeof(uint32)))

@@ -37,7 +37,7 @@ tlbf_hash_log_create(MemoryContext aggcontext, const TbFilter *header)
 {
 	MemoryContext memory = AllocSetContextCreate(aggcontext, "tlbf_agg_format3 hashes",
 												 ALLOCSET_SMALL_SIZES);
-	HashLog *state = MemoryContextAllocZero(memory, sizeof(HashLog));
+	HashLog    *state = MemoryContextAllocZero(memory, sizeof(HashLog));
 
 	state->context = memory;
 	state->header = MemoryContextAlloc(memory, tb_lines_offset(0));
@@ -138,7 +138,7 @@ memory_budget(const HashLog *state)
 static void
 close_file(void *arg)
 {
-	HashLog *state = arg;
+	HashLog    *state = arg;
 
 	if (state->file != NULL)
 		BufFileClose(state->file);
@@ -314,7 +314,7 @@ tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit, v
 static void
 take_spilled(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 {
-	HashLog *into = arg;
+	HashLog    *into = arg;
 	GenerationLog *dst;
 	HashChunk  *c;
 

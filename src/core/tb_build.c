@@ -28,7 +28,8 @@
 
 /*
  * Room above a count: the sketch's standard error is 1.04 / sqrt(16384) =
- * 0.8%, so 3% more is almost four of them.
+ * 0.8%, so 3% more is almost four of them (an exact count gets it too:
+ * one rule, whichever counted).
  */
 #define TB_BUILD_HEADROOM 1.03
 
@@ -152,6 +153,7 @@ tb_build_band(TbFilter **fp, TlbfMemory *memory, double keys)
 	uint64_t	nlines = tb_lines_for(*fp, room < (double) TLBF_MAX_CAPACITY ?
 									  (uint64_t) room : TLBF_MAX_CAPACITY);
 
+	/* (a filter that has a band already is the caller's mistake: refused) */
 	if ((*fp)->nbands != 0)
 		return TLBF_OUT_OF_MEMORY;
 	if (tb_layout_bytes(*fp, 1, nlines) > memory->max_bytes)
@@ -195,11 +197,12 @@ void
 tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n)
 {
 	int			s = tb_slot_of(f, g);
-	TlbfTime	at = tb_bands(f)[0].slot[s].started;
 	int			piece = tb_piece_words(f);
+	TlbfTime	at;
 
 	if (f->nbands != 1 || tb_bands(f)[0].slot[s].generation != g)
 		return;
+	at = tb_bands(f)[0].slot[s].started;
 	if (piece == 2 && f->k == 8)
 		add_all(f, s, hashes, n, at, 2, 8);
 	else
