@@ -356,6 +356,32 @@ FROM (SELECT key, at, row_number() OVER w AS n, tlbf_agg_format3(key, at, '1 hou
 WHERE n % 2000 = 0;
 SELECT tlbf_agg_format3(key, CASE WHEN key = 27000 THEN 'infinity' ELSE at END, '1 hour') FROM rated3;
 RESET work_mem;
+-- Partitionwise aggregation: a partial aggregate per partition, combined
+-- in the same process (its states serialized all the same, and their
+-- chunks moved, while each partial aggregate resets its memory for its
+-- next group): the same bytes, sorted and hashed, in memory and spilled.
+CREATE TABLE parted3 (part int, key int, at timestamptz) PARTITION BY RANGE (key);
+CREATE TABLE parted3_low PARTITION OF parted3 FOR VALUES FROM (0) TO (25000);
+CREATE TABLE parted3_high PARTITION OF parted3 FOR VALUES FROM (25000) TO (50000);
+INSERT INTO parted3 SELECT key % 3, key, at FROM rated3;
+ANALYZE parted3;
+SET enable_partitionwise_aggregate = on;
+SET max_parallel_workers_per_gather = 0;
+SET enable_hashagg = off;
+EXPLAIN (COSTS OFF) SELECT part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) FROM parted3 GROUP BY part;
+SELECT h.part, h.f::bytea = p.f::bytea AS partitionwise_sorted_same
+FROM hashedlog3 h JOIN (SELECT part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+                        FROM parted3 GROUP BY part) p USING (part) ORDER BY part;
+RESET enable_hashagg;
+SET enable_sort = off;
+SET work_mem = '64kB';
+SELECT h.part, h.f::bytea = p.f::bytea AS partitionwise_hashed_spilled_same
+FROM hashedlog3 h JOIN (SELECT part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+                        FROM parted3 GROUP BY part) p USING (part) ORDER BY part;
+RESET work_mem;
+RESET enable_sort;
+RESET enable_partitionwise_aggregate;
+RESET max_parallel_workers_per_gather;
 -- rows older than the span before the newest are not kept; none or only
 -- NULL rows give NULL; the parameters are checked
 SELECT tlbf_contains(f, 1, '2024-01-01 00:30+00') AS old_key_kept,

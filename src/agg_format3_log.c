@@ -390,6 +390,7 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 		damaged("It holds more generations than slots.");
 	state = tlbf_hash_log_create(aggcontext, header);
 	state->aggstate = aggregation_of(fcinfo);
+	state->deserialized = true;
 	for (uint32 i = 0; i < nlogs; i++)
 	{
 		SentLog		sent;

@@ -310,15 +310,15 @@ tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit, v
 				 errmsg("could not seek in a tlbf_agg_format3 temporary file")));
 }
 
-/* A chunk of the other state's file, copied into 'arg' (tlbf_hash_log_take). */
+/* A chunk of the other state's, copied into 'arg' (tlbf_hash_log_take). */
 static void
-take_spilled(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
+copy_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 {
 	HashLog    *into = arg;
 	GenerationLog *dst;
 	HashChunk  *c;
 
-	if (log->generation < into->oldest)
+	if (log->generation < into->oldest || n == 0)
 		return;
 	dst = tlbf_hash_log_generation(into, log->generation, log->earliest);
 	c = tlbf_hash_log_new_chunk(into, (uint32) n);
@@ -329,11 +329,14 @@ take_spilled(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 }
 
 /*
- * Move the rows of 'from' (a state no longer used) into 'into': its
- * chunks in memory join into's lists as they are (no copy: the leader of
- * a parallel plan takes every worker's hashes), those in its file are
- * copied.  Both states' memory is a child of the aggregate's, which lasts
- * as long as either state.
+ * Add the rows of 'from' to 'into'.  A state deserialized by this
+ * aggregation lives in its memory and is no longer used: its chunks in
+ * memory join into's lists as they are (no copy: the leader takes every
+ * worker's hashes), and it is emptied.  PostgreSQL serializes every
+ * partial state of type internal, even within one process (partitionwise
+ * aggregation), so 'from' is always such a state; one that is not would
+ * live in memory its own node resets for its next group, and is copied
+ * and left as it is.
  */
 void
 tlbf_hash_log_take(HashLog *into, HashLog *from)
@@ -344,34 +347,36 @@ tlbf_hash_log_take(HashLog *into, HashLog *from)
 	tlbf_memory_for(&memory, into->header, into->context);
 	into->header = tlbf_union_format3_into(into->header, from->header, &memory);
 	tlbf_hash_log_forget_past(into);
-	tlbf_hash_log_visit(from, false, true, take_spilled, into);
-	for (int s = 0; s < tb_slots(from->header); s++)
+	tlbf_hash_log_visit(from, !from->deserialized, true, copy_hashes, into);
+	if (from->deserialized)
 	{
-		GenerationLog *src = &from->logs[s];
-		GenerationLog *dst;
-
-		if (src->generation == TB_NO_GENERATION || src->generation < into->oldest)
-			continue;
-		dst = tlbf_hash_log_generation(into, src->generation, src->earliest);
-		while (src->chunks != NULL)
+		for (int s = 0; s < tb_slots(from->header); s++)
 		{
-			HashChunk  *c = src->chunks;
+			GenerationLog *src = &from->logs[s];
+			GenerationLog *dst;
 
-			src->chunks = c->next;
-			tlbf_hash_log_add_behind(dst, c);
-			dst->n += c->n;
-			from->in_memory -= chunk_bytes(c->allocated);
-			into->in_memory += chunk_bytes(c->allocated);
+			if (src->generation == TB_NO_GENERATION || src->generation < into->oldest)
+				continue;
+			dst = tlbf_hash_log_generation(into, src->generation, src->earliest);
+			while (src->chunks != NULL)
+			{
+				HashChunk  *c = src->chunks;
+
+				src->chunks = c->next;
+				tlbf_hash_log_add_behind(dst, c);
+				dst->n += c->n;
+				from->in_memory -= chunk_bytes(c->allocated);
+				into->in_memory += chunk_bytes(c->allocated);
+			}
 		}
-	}
-	/* (what is left of 'from' is no longer asked) */
-	for (int s = 0; s < tb_slots(from->header); s++)
-		tlbf_hash_log_forget(from, &from->logs[s]);
-	from->last = NULL;
-	if (from->file != NULL)
-	{
-		BufFileClose(from->file);
-		from->file = NULL;
+		for (int s = 0; s < tb_slots(from->header); s++)
+			tlbf_hash_log_forget(from, &from->logs[s]);
+		from->last = NULL;
+		if (from->file != NULL)
+		{
+			BufFileClose(from->file);
+			from->file = NULL;
+		}
 	}
 	tlbf_hash_log_spill_if_over(into, 0);
 }

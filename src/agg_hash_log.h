@@ -54,6 +54,8 @@ typedef struct HashLog
 	int64		oldest;			/* the oldest generation kept */
 	TlbfTime	oldest_until;	/* a newest time from which it is another */
 	GenerationLog *last;		/* the log the last row went to */
+	bool		deserialized;	/* made from bytes by the aggregation that
+								 * combines it, in its memory */
 	GenerationLog logs[TB_MAX_SLOTS];	/* generation g in logs[g mod slots] */
 } HashLog;
 
