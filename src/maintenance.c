@@ -50,6 +50,7 @@
 #include "safe_sql.h"
 #include "shared_store.h"
 #include "storage/bufmgr.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -671,28 +672,39 @@ maintain_column_safely(const Pass *pass, Registration *r, MemoryContext context)
  * Can the worker read the registry without waiting for a prepared
  * transaction (a prepared DROP EXTENSION holds it until someone ends it)?
  * If not, the pass is skipped: the next one tries again.  An open
- * transaction that holds it is waited for (a SIGTERM cancels the wait).
+ * transaction that holds it is waited for, by looking again every 100 ms
+ * rather than queueing for the lock: a transaction waited for that then
+ * prepares keeps the lock (a worker has no lock_timeout and no user to
+ * cancel it), and would hold the worker until someone ended it.  A
+ * SIGTERM or a cancel ends the wait.
  */
 static bool
 registry_unlocked(Oid registry)
 {
+	static uint32 wait_event = 0;
 	LOCKTAG		tag;
-	TransactionId prepared;
 
-	if (ConditionalLockRelationOid(registry, AccessShareLock))
-		return true;
 	SET_LOCKTAG_RELATION(tag, MyDatabaseId, registry);
-	prepared = tlbf_prepared_holder(&tag, AccessShareLock);
-	if (TransactionIdIsValid(prepared))
+	for (;;)
 	{
-		ereport(LOG,
-				(errmsg("tlbf maintenance skipped a pass: prepared transaction %u holds the extension's tables",
-						prepared),
-				 errdetail("It ran DROP EXTENSION tlbf, or changed tlbf_maintained; the next pass after it ends runs.")));
-		return false;
+		TransactionId prepared;
+
+		if (ConditionalLockRelationOid(registry, AccessShareLock))
+			return true;
+		prepared = tlbf_prepared_holder(&tag, AccessShareLock);
+		if (TransactionIdIsValid(prepared))
+		{
+			ereport(LOG,
+					(errmsg("tlbf maintenance skipped a pass: prepared transaction %u holds the extension's tables",
+							prepared),
+					 errdetail("It ran DROP EXTENSION tlbf, or changed tlbf_maintained; the next pass after it ends runs.")));
+			return false;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+						 tlbf_wait_event(&wait_event, "TlbfMaintenanceRegistry"));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
-	LockRelationOid(registry, AccessShareLock);
-	return true;
 }
 
 /*

@@ -27,7 +27,8 @@
 #
 # - The maintenance worker: a pass skips a database whose DROP EXTENSION is
 #   prepared (the transaction holds the registry) instead of waiting for
-#   it, and a fast shutdown does not wait for it.
+#   it, also when the transaction prepares while the pass waits for it;
+#   and a fast shutdown does not wait for it.
 #
 # Every session has lock_timeout = 30s: a use that waited for a prepared
 # transaction would fail with 55P03 instead of hanging the test.  No test
@@ -260,5 +261,30 @@ $node->start;
 $node->safe_psql('maint', q{ROLLBACK PREPARED 'maint_drop'});
 is(result('maint', q{SELECT tlbf_contains(f, 1) FROM kept}), 't',
 	'after ROLLBACK PREPARED, the table and its filter are there');
+
+# A pass that finds DROP EXTENSION still open waits for it; if that
+# transaction then prepares, it keeps the lock, and a pass queued for the
+# lock would wait until someone ended it (it once did: CI saw the worker
+# hang here).  The pass looks again instead: it is seen waiting (on the
+# lock, or on its own wait event), the transaction prepares, and the pass
+# skips the database.
+my $dropper = $node->background_psql('maint');
+$dropper->query_safe('SET client_min_messages = warning');
+$dropper->query_safe('BEGIN');
+$dropper->query_safe('DROP EXTENSION tlbf CASCADE');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE backend_type = 'tlbf maintenance' AND datname = 'maint'
+	  AND wait_event_type IN ('Lock', 'Extension')}),
+	'a maintenance pass waits for the open DROP EXTENSION');
+$log_at = -s $node->logfile;
+$dropper->query_safe(q{PREPARE TRANSACTION 'maint_drop_late'});
+$dropper->quit;
+ok($node->wait_for_log(qr/tlbf maintenance skipped a pass: prepared transaction \d+ holds the extension's tables/,
+		$log_at),
+	'... which then prepares: the pass skips the database instead of waiting for it');
+$node->safe_psql('maint', q{ROLLBACK PREPARED 'maint_drop_late'});
+is(result('maint', q{SELECT tlbf_contains(f, 1) FROM kept}), 't',
+	'... and after ROLLBACK PREPARED the table and its filter are there');
 $node->stop;
 done_testing();
