@@ -499,6 +499,8 @@ say_working_on(const Pass *pass, const Registration *r)
 										   quote_identifier(r->column)));
 }
 
+static bool table_unlocked(Oid relid);
+
 /* Every batch of one registered column, then its record. */
 static void
 maintain_column(const Pass *pass, Registration *r)
@@ -534,6 +536,11 @@ maintain_column(const Pass *pass, Registration *r)
 		maintain_shards(pass, r);
 		return;
 	}
+	if (!table_unlocked(r->relid))
+	{
+		end_step(pass);
+		return;
+	}
 	rel = table_open(r->relid, AccessShareLock);
 	nblocks = RelationGetNumberOfBlocks(rel);
 	table_close(rel, AccessShareLock);
@@ -557,6 +564,13 @@ maintain_column(const Pass *pass, Registration *r)
 				pass->control->batch_starts();
 			begin_step(pass);
 			owner = tlbf_relation_owner(r->relid);
+			/* (each batch is a transaction: the table is locked anew) */
+			if (OidIsValid(owner) && !table_unlocked(r->relid))
+			{
+				end_step(pass);
+				stopped = true;
+				break;
+			}
 			if (OidIsValid(owner))	/* else dropped meanwhile */
 				rewritten = retire_batch(pass, r, owner, first, last);
 			end_step(pass);
@@ -669,42 +683,72 @@ maintain_column_safely(const Pass *pass, Registration *r, MemoryContext context)
 }
 
 /*
- * Can the worker read the registry without waiting for a prepared
- * transaction (a prepared DROP EXTENSION holds it until someone ends it)?
- * If not, the pass is skipped: the next one tries again.  An open
- * transaction that holds it is waited for, by looking again every 100 ms
- * rather than queueing for the lock: a transaction waited for that then
- * prepares keeps the lock (a worker has no lock_timeout and no user to
- * cancel it), and would hold the worker until someone ended it.  A
- * SIGTERM or a cancel ends the wait.
+ * Lock 'relid' in 'mode' to the end of the transaction, unless a prepared
+ * transaction holds a lock that conflicts (false, its XID in *prepared): a
+ * prepared DROP EXTENSION, LOCK TABLE or ALTER TABLE holds it until
+ * someone ends it, and a worker has no lock_timeout and no user to cancel
+ * it.  An open transaction that holds it is waited for by looking again
+ * every 100 ms, not by queueing for the lock: one that prepared while it
+ * was waited for would keep the lock, and the worker with it (seen once
+ * in CI).  A SIGTERM or a cancel ends the wait.
  */
 static bool
-registry_unlocked(Oid registry)
+lock_unless_prepared(Oid relid, LOCKMODE mode, TransactionId *prepared)
 {
 	static uint32 wait_event = 0;
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_RELATION(tag, MyDatabaseId, registry);
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
 	for (;;)
 	{
-		TransactionId prepared;
-
-		if (ConditionalLockRelationOid(registry, AccessShareLock))
+		if (ConditionalLockRelationOid(relid, mode))
 			return true;
-		prepared = tlbf_prepared_holder(&tag, AccessShareLock);
-		if (TransactionIdIsValid(prepared))
-		{
-			ereport(LOG,
-					(errmsg("tlbf maintenance skipped a pass: prepared transaction %u holds the extension's tables",
-							prepared),
-					 errdetail("It ran DROP EXTENSION tlbf, or changed tlbf_maintained; the next pass after it ends runs.")));
+		*prepared = tlbf_prepared_holder(&tag, mode);
+		if (TransactionIdIsValid(*prepared))
 			return false;
-		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
-						 tlbf_wait_event(&wait_event, "TlbfMaintenanceRegistry"));
+						 tlbf_wait_event(&wait_event, "TlbfMaintenanceLock"));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * Can the pass read the registry?  Not while a prepared transaction holds
+ * it (a prepared DROP EXTENSION): the pass is skipped, the next one tries
+ * again.
+ */
+static bool
+registry_unlocked(Oid registry)
+{
+	TransactionId prepared;
+
+	if (lock_unless_prepared(registry, AccessShareLock, &prepared))
+		return true;
+	ereport(LOG,
+			(errmsg("tlbf maintenance skipped a pass: prepared transaction %u holds the extension's tables",
+					prepared),
+			 errdetail("It ran DROP EXTENSION tlbf, or changed tlbf_maintained; the next pass after it ends runs.")));
+	return false;
+}
+
+/*
+ * Can the pass rewrite rows of registered table 'relid' in this step?  Not
+ * while a prepared transaction holds a lock on it that conflicts: the
+ * table is left for a later pass, and the pass goes on with the others.
+ */
+static bool
+table_unlocked(Oid relid)
+{
+	TransactionId prepared;
+
+	if (lock_unless_prepared(relid, RowExclusiveLock, &prepared))
+		return true;
+	ereport(LOG,
+			(errmsg("tlbf maintenance skipped table \"%s\" in this pass: prepared transaction %u holds a lock on it",
+					get_rel_name(relid), prepared),
+			 errdetail("The next pass after that transaction ends maintains it.")));
+	return false;
 }
 
 /*

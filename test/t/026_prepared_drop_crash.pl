@@ -28,7 +28,8 @@
 # - The maintenance worker: a pass skips a database whose DROP EXTENSION is
 #   prepared (the transaction holds the registry) instead of waiting for
 #   it, also when the transaction prepares while the pass waits for it;
-#   and a fast shutdown does not wait for it.
+#   a registered table a prepared transaction locks is left for a later
+#   pass; and a fast shutdown does not wait for it.
 #
 # Every session has lock_timeout = 30s: a use that waited for a prepared
 # transaction would fail with 55P03 instead of hanging the test.  No test
@@ -286,5 +287,17 @@ ok($node->wait_for_log(qr/tlbf maintenance skipped a pass: prepared transaction 
 $node->safe_psql('maint', q{ROLLBACK PREPARED 'maint_drop_late'});
 is(result('maint', q{SELECT tlbf_contains(f, 1) FROM kept}), 't',
 	'... and after ROLLBACK PREPARED the table and its filter are there');
+
+# The same for a registered table a prepared transaction locks (LOCK
+# TABLE, ALTER TABLE, TRUNCATE): the pass leaves that table for a later
+# pass instead of waiting for it (it waited until someone ended the
+# transaction), and maintains it once the transaction has ended.
+$log_at = -s $node->logfile;
+$node->safe_psql('maint', q{
+	BEGIN; LOCK TABLE kept IN ACCESS EXCLUSIVE MODE; PREPARE TRANSACTION 'maint_lock'});
+ok($node->wait_for_log(qr/tlbf maintenance skipped table "kept" in this pass: prepared transaction \d+ holds a lock on it/,
+		$log_at),
+	'a registered table a prepared transaction locks: the pass skips it instead of waiting');
+$node->safe_psql('maint', q{ROLLBACK PREPARED 'maint_lock'});
 $node->stop;
 done_testing();
