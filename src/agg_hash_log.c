@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_hash_log.h"
+#include "agg_state.h"
 #include "filter_args.h"
 #include "union.h"
 
@@ -119,20 +120,11 @@ tlbf_hash_log_generation(HashLog *state, int64 g, TlbfTime earliest)
 	return log;
 }
 
-/*
- * The memory a state's chunks may take: work_mem, or in a hashed
- * aggregation, which keeps every group's state at once, a group's share of
- * it (at least 64kB).
- */
+/* The memory a state's chunks may take: tlbf_agg's rule (work_mem, or a group's share). */
 static Size
 memory_budget(const HashLog *state)
 {
-	int			kb = work_mem;
-
-	if (state->aggstate != NULL && state->aggstate->aggstrategy != AGG_PLAIN &&
-		state->aggstate->aggstrategy != AGG_SORTED)
-		kb = Max(work_mem / Max(state->aggstate->hash_ngroups_current, 1), 64);
-	return (Size) kb * 1024;
+	return (Size) tlbf_aggregate_memory_kb(state->aggstate) * 1024;
 }
 
 static void

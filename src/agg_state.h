@@ -14,9 +14,12 @@
 #include "tlbf_pg.h"
 #include "filter_args.h"
 
+#include "nodes/execnodes.h"
+
 typedef struct TlbfAggState TlbfAggState;
 
 extern MemoryContext tlbf_aggregate_context(FunctionCallInfo fcinfo, const char *function);
+extern int	tlbf_aggregate_memory_kb(const AggState *aggstate);
 extern TlbfAggState *tlbf_agg_state_create(MemoryContext context);
 extern void tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo,
 								   MemoryContext context);

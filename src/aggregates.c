@@ -99,7 +99,6 @@ typedef struct TlbfAggState
 {
 	AggCourse	course;
 	bool		reorders;		/* puts rows in time order (see choose_course) */
-	bool		shares_work_mem;	/* hashed: every group's state at once */
 	AggState   *aggstate;		/* for the number of groups */
 	TlbfParams	params;			/* from the first row (span 0 before) */
 	ItemHasher *hasher;			/* for the item's type, from the first row */
@@ -240,15 +239,11 @@ static void
 choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
 {
 	Aggref	   *aggref = AggGetAggref(fcinfo);
-	AggStrategy strategy;
-
 	state->course = AGG_DIRECT;
 	state->reorders = false;
 	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState) || aggref == NULL)
 		return;
 	state->aggstate = (AggState *) fcinfo->context;
-	strategy = state->aggstate->aggstrategy;
-	state->shares_work_mem = strategy != AGG_PLAIN && strategy != AGG_SORTED;
 	if (DO_AGGSPLIT_SERIALIZE(aggref->aggsplit))
 		state->course = AGG_SENDING;
 	else if (!ordered_by_time(aggref))
@@ -259,14 +254,21 @@ choose_course(TlbfAggState *state, FunctionCallInfo fcinfo)
  * The memory a state's log or sort may take, in kB: work_mem, or in a
  * hashed aggregation, which keeps every group's state at once, a group's
  * share of it (at least 64kB, the least a sort takes).  Past it, they
- * spill to temporary files.
+ * spill to temporary files.  (Also tlbf_agg_format3's hashes' budget.)
  */
+int
+tlbf_aggregate_memory_kb(const AggState *aggstate)
+{
+	if (aggstate == NULL || aggstate->aggstrategy == AGG_PLAIN ||
+		aggstate->aggstrategy == AGG_SORTED)
+		return work_mem;
+	return Max(work_mem / Max(aggstate->hash_ngroups_current, 1), 64);
+}
+
 static int
 memory_kb(const TlbfAggState *state)
 {
-	if (!state->shares_work_mem)
-		return work_mem;
-	return Max(work_mem / Max(state->aggstate->hash_ngroups_current, 1), 64);
+	return tlbf_aggregate_memory_kb(state->aggstate);
 }
 
 /* The log's memory: its share (memory_kb), less what the first run holds. */
