@@ -118,6 +118,14 @@ FROM shards3 w, shards3 o, shards3 e WHERE w.part = 0 AND o.part = 1 AND e.part 
 -- Unions refused: another span, another format.
 SELECT tlbf_union(a.f, b.f) FROM empty3 a, empty3 b WHERE a.name = 'hour' AND b.name = 'two hours';
 SELECT tlbf_union(f, tlbf_create('1 hour')) FROM filter3;
+-- ... and, worded as for format 2 (the same SQLSTATEs), keys of different
+-- kinds or types, and (which format 2 merges with its smaller k) different
+-- error rates: format 3 unites bit for bit.
+SELECT tlbf_add(tlbf_create_format3('1 hour'), 1) || tlbf_add(tlbf_create_format3('1 hour'), 'a'::text);
+SELECT tlbf_add(tlbf_create_format3('1 hour'), '10.0.0.1'::inet) || tlbf_add(tlbf_create_format3('1 hour'), '12:00'::time);
+SELECT tlbf_create_format3('1 hour', 0.01) || tlbf_create_format3('1 hour', 0.001);
+-- A filter that holds no key takes the other's kind.
+SELECT tlbf_contains(tlbf_create_format3('1 hour') || tlbf_add(tlbf_create_format3('1 hour'), 'a'::text, now()), 'a'::text) AS empty_takes_kind;
 
 -- tlbf_last_seen: the generation (20 minutes) in which a key was last
 -- added, cut at 'at'; NULL for a key not added.

@@ -27,6 +27,51 @@ span_text(int64 span)
 }
 
 /*
+ * Why filters do not merge, worded once for every format: the span, the
+ * kinds of key (42804: as a type mismatch), the types behind two seeds.
+ */
+static void
+report_spans(int64 a, int64 b)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("cannot merge tlbf filters with different span"),
+			 errdetail("One remembers keys for %s, the other for %s.",
+					   span_text(a), span_text(b))));
+}
+
+static void
+report_kinds(TlbfKeys a, TlbfKeys b)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("cannot merge tlbf filters that hold different kinds of key"),
+			 errdetail("One holds %s keys, another %s keys.",
+					   tlbf_keys_description(a), tlbf_keys_description(b)),
+			 errhint("Build the filters from keys of the same type.")));
+}
+
+static void
+report_types(TlbfKeys keys)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("cannot merge tlbf filters that hold keys of different types"),
+			 errdetail("Both hold %s keys, hashed by the hash functions of types that hash values unlike each other (their seeds differ).",
+					   tlbf_keys_description(keys)),
+			 errhint("Build the filters from keys of the same type.")));
+}
+
+static void
+report_hashing(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("cannot merge tlbf filters with different %s", what),
+			 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+}
+
+/*
  * Filters that hold keys of recorded kinds that do not join
  * (tlbf_keys_join) cannot be merged: a key would be converted, and hashed,
  * as one filter's kind only.  Nor can a filter that holds keys of no
@@ -57,13 +102,7 @@ check_same_keys(const Tlbf *const *inputs, int n)
 			joined = keys;
 		}
 		else if (!tlbf_keys_join(joined, keys, &joined))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("cannot merge tlbf filters that hold different kinds of key"),
-					 errdetail("One holds %s keys, another %s keys.",
-							   tlbf_keys_description(tlbf_keys_of(first)),
-							   tlbf_keys_description(keys)),
-					 errhint("Build the filters from keys of the same type.")));
+			report_kinds(tlbf_keys_of(first), keys);
 	}
 
 	/*
@@ -99,33 +138,12 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 		if (differs == NULL)
 			continue;
 		if (inputs[0]->span != inputs[i]->span)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot merge tlbf filters with different span"),
-					 errdetail("One remembers keys for %s, the other for %s.",
-							   span_text(inputs[0]->span), span_text(inputs[i]->span))));
+			report_spans(inputs[0]->span, inputs[i]->span);
 		if (strcmp(differs, "hash seed") == 0 && inputs[0]->seed != 0 && inputs[i]->seed != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("cannot merge tlbf filters that hold keys of different types"),
-					 errdetail("Both hold %s keys, hashed by the hash functions of types that hash values unlike each other (their seeds differ).",
-							   tlbf_keys_description(tlbf_keys_of(inputs[i]))),
-					 errhint("Build the filters from keys of the same type.")));
-		if (strcmp(differs, "hash scheme") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot merge tlbf filters with different hash scheme"),
-					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
-		if (strcmp(differs, "hash seed") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot merge tlbf filters with different hash seed"),
-					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
-		if (strcmp(differs, "key kind") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot merge tlbf filters with different key kind"),
-					 errdetail("Filters hash keys differently, so neither can answer for the other's keys.")));
+			report_types(tlbf_keys_of(inputs[i]));
+		if (strcmp(differs, "hash scheme") == 0 || strcmp(differs, "hash seed") == 0 ||
+			strcmp(differs, "key kind") == 0)
+			report_hashing(differs);
 		elog(ERROR, "cannot merge tlbf filters with different %s", differs);
 	}
 
@@ -168,21 +186,43 @@ union_format3(const TbFilter *a, const TbFilter *b)
 TbFilter *
 tlbf_union_format3_into(TbFilter *into, const TbFilter *b, TlbfMemory *memory)
 {
-	const char *differs = tb_merge_mismatch(into, b);
 	TlbfStatus	status;
 	uint64		truncated;
 
-	if (into->span != b->span)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot merge tlbf filters with different span"),
-				 errdetail("One remembers keys for %s, the other for %s.",
-						   span_text(into->span), span_text(b->span))));
-	if (differs != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot merge these tlbf filters of format 3"),
-				 errdetail("%s.", differs)));
+	switch (tb_merge_mismatch(into, b))
+	{
+		case TB_MERGE_OK:
+			break;
+		case TB_MERGE_SPAN:
+			report_spans(into->span, b->span);
+			break;
+		case TB_MERGE_ERROR_RATE:
+			/* format 2 merges these with the smaller k; bits cannot be OR-ed */
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters of format 3 with different error rates"),
+					 errdetail("One was made for an error rate of %g, the other for %g.",
+							   into->error_rate, b->error_rate),
+					 errhint("Filters of format 3 unite bit for bit: make them with the same error_rate.")));
+			break;
+		case TB_MERGE_GENERATIONS:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot merge tlbf filters of format 3 with different generations per span"),
+					 errdetail("One has %d generations per span, the other %d.",
+							   (int) into->generations, (int) b->generations),
+					 errhint("Filters of format 3 unite bit for bit: make them with the same parameters.")));
+			break;
+		case TB_MERGE_HASH_SCHEME:
+			report_hashing("hash scheme");
+			break;
+		case TB_MERGE_SEED:
+			report_types(tb_keys_of(b));
+			break;
+		case TB_MERGE_KINDS:
+			report_kinds(tb_keys_of(into), tb_keys_of(b));
+			break;
+	}
 	truncated = tlbf_add_saturating(into->truncated, b->truncated);
 	status = tb_union(&into, memory, b);
 	tlbf_check_core_status(status, truncated, into->truncated);

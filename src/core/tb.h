@@ -95,8 +95,19 @@ extern int64_t tb_oldest_kept(const TbFilter *f, TlbfTime at);
 extern int	tb_retire(TbFilter *f, TlbfTime at);
 extern bool tb_retirable(const TbFilter *f, TlbfTime at);
 
-/* tb_merge.c */
-extern const char *tb_merge_mismatch(const TbFilter *a, const TbFilter *b);
+/* tb_merge.c: why two filters cannot be united (the glue words it) */
+typedef enum TbMismatch
+{
+	TB_MERGE_OK = 0,
+	TB_MERGE_SPAN,				/* spans differ */
+	TB_MERGE_GENERATIONS,		/* generations per span differ */
+	TB_MERGE_ERROR_RATE,		/* error rate, bits per key, k or lines per key */
+	TB_MERGE_HASH_SCHEME,
+	TB_MERGE_SEED,				/* both hold keys, with different seeds */
+	TB_MERGE_KINDS				/* both hold keys, of kinds that do not join */
+} TbMismatch;
+
+extern TbMismatch tb_merge_mismatch(const TbFilter *a, const TbFilter *b);
 extern TlbfStatus tb_union(TbFilter **dst, TlbfMemory *memory, const TbFilter *src);
 extern void tb_fold_to_fit(TbFilter *f);
 

@@ -33,27 +33,29 @@
 
 #include "tb_bits.h"
 
-/* Why two filters cannot be united, or NULL. */
-const char *
+/* Why two filters cannot be united, or TB_MERGE_OK. */
+TbMismatch
 tb_merge_mismatch(const TbFilter *a, const TbFilter *b)
 {
 	TlbfKeys	joined;
 
-	if (a->span != b->span || a->generations != b->generations)
-		return "the filters have different spans or generations per span";
+	if (a->span != b->span)
+		return TB_MERGE_SPAN;
 	if (a->error_rate != b->error_rate || a->bits_per_key != b->bits_per_key ||
 		a->k != b->k || a->lines_per_key != b->lines_per_key)
-		return "the filters have different error rates";
+		return TB_MERGE_ERROR_RATE;
+	if (a->generations != b->generations)
+		return TB_MERGE_GENERATIONS;
 	if (a->hash_scheme != b->hash_scheme)
-		return "the filters hash keys differently";
+		return TB_MERGE_HASH_SCHEME;
 	/* a filter that holds no key yet takes the other's kind and seed */
 	if (a->inserted == 0 || b->inserted == 0)
-		return NULL;
+		return TB_MERGE_OK;
 	if (a->seed != b->seed)
-		return "the filters hash keys differently (different seeds)";
+		return TB_MERGE_SEED;
 	if (!tlbf_keys_join(tb_keys_of(a), tb_keys_of(b), &joined))
-		return "the filters hold keys of different kinds";
-	return NULL;
+		return TB_MERGE_KINDS;
+	return TB_MERGE_OK;
 }
 
 /* The slots of a band holding generations from 'oldest' on, as bits. */
