@@ -297,6 +297,44 @@ FROM rated3;
 SELECT tlbf_info(f)->'band_count' AS bands, tlbf_info(f)->'inserted' AS inserted,
        tlbf_info(f)->'declared' AS declared, tlbf_info(f)->'bytes' AS bytes
 FROM built3;
+-- Keys of the types Citus sees most take typed forms, whose state is a
+-- tlbf_agg_state holding the hashes (Citus splits them); other keys the
+-- "any" form, whose state is internal.  Both give the same bytes: the
+-- "any" form called on integer keys (pg_temp.agg_any), serial, parallel
+-- and spilled below.
+CREATE AGGREGATE pg_temp.agg_any(item "any", at timestamptz, span interval) (
+    SFUNC = tlbf_agg_format3_log_trans, STYPE = internal,
+    FINALFUNC = tlbf_agg_format3_log_final, COMBINEFUNC = tlbf_agg_format3_log_combine,
+    SERIALFUNC = tlbf_agg_format3_log_serialize, DESERIALFUNC = tlbf_agg_format3_log_deserialize,
+    PARALLEL = SAFE);
+SELECT pg_temp.agg_any(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS any_form_same
+FROM rated3;
+-- A state's hashes cross as a tlbf_agg_state (base64 in text), checked on
+-- the way in; a transition function refuses a state of the other kind (an
+-- aggregate of a user's may pass one).
+CREATE AGGREGATE pg_temp.hashes_of(item int, at timestamptz, span interval) (
+    SFUNC = tlbf_agg_format3_log_typed_trans, STYPE = tlbf_agg_state);
+SELECT pg_temp.hashes_of(key, at, '1 hour')::text AS hashes_text FROM rated3 WHERE key < 5 \gset
+SELECT length(:'hashes_text') AS text_length, left(:'hashes_text', 6) AS magic;
+SELECT :'hashes_text'::tlbf_agg_state::text = :'hashes_text' AS round_trip;
+SELECT outcome(format('SELECT %L::tlbf_agg_state', left(:'hashes_text', 40)));
+SELECT outcome(format('SELECT %L::tlbf_agg_state', left(:'hashes_text', length(:'hashes_text') - 24)));
+CREATE AGGREGATE pg_temp.rows_of(item int, at timestamptz, span interval) (
+    SFUNC = tlbf_agg_typed_trans, STYPE = tlbf_agg_state);
+CREATE TEMP TABLE states3 AS
+SELECT pg_temp.hashes_of(key, at, '1 hour')::text AS hashes, pg_temp.rows_of(key, at, '1 hour')::text AS rows
+FROM rated3 WHERE key < 5;
+DO $$
+BEGIN
+    EXECUTE format('CREATE AGGREGATE pg_temp.rows_onto_hashes(item int, at timestamptz, span interval) ('
+                   'SFUNC = tlbf_agg_typed_trans, STYPE = tlbf_agg_state, INITCOND = %L)',
+                   (SELECT hashes FROM states3));
+    EXECUTE format('CREATE AGGREGATE pg_temp.hashes_onto_rows(item int, at timestamptz, span interval) ('
+                   'SFUNC = tlbf_agg_format3_log_typed_trans, STYPE = tlbf_agg_state, INITCOND = %L)',
+                   (SELECT rows FROM states3));
+END $$;
+SELECT pg_temp.rows_onto_hashes(key, at, '1 hour') FROM rated3;
+SELECT pg_temp.hashes_onto_rows(key, at, '1 hour') FROM rated3;
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, '2024-01-01 02:00+00')) AS missed
 FROM built3, rated3 WHERE at >= '2024-01-01 01:00+00';
 SELECT count(*) FILTER (WHERE tlbf_contains(f, g, '2024-01-01 02:00+00')) <= 2200 AS within_1_1x_target
@@ -307,7 +345,8 @@ SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 ANALYZE rated3;
 EXPLAIN (COSTS OFF) SELECT tlbf_agg_format3(key, at, '1 hour') FROM rated3;
-SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_same
+SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_same,
+       pg_temp.agg_any(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS any_form_parallel_same
 FROM rated3;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
@@ -343,7 +382,8 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
-SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_spilled_same
+SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_spilled_same,
+       pg_temp.agg_any(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS any_form_parallel_spilled_same
 FROM rated3;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

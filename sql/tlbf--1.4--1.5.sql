@@ -255,3 +255,154 @@ COMMENT ON AGGREGATE tlbf_agg_format3("any", timestamptz, interval) IS
     'a filter of format 3 (in development) holding every item, seen at its time, for span, sized from the keys at the end';
 COMMENT ON AGGREGATE tlbf_agg_format3("any", timestamptz, interval, float8) IS
     'a filter of format 3 (in development) holding every item, seen at its time, for span, at error_rate, sized from the keys at the end';
+
+-- tlbf_agg_format3 without a capacity for the item types distributed
+-- tables are most often keyed by, as tlbf_agg has them: the state is a
+-- tlbf_agg_state holding the keys' hashes per generation, so that Citus
+-- splits the aggregate (each shard sends its hashes, 16 bytes a row of
+-- the span; the coordinator builds the filter).  The same filter as the
+-- "any" form gives; labels as its.
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item smallint, at timestamptz,
+                                                 span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item smallint, at timestamptz,
+                                                 span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item integer, at timestamptz,
+                                                 span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item integer, at timestamptz,
+                                                 span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item bigint, at timestamptz,
+                                                 span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item bigint, at timestamptz,
+                                                 span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item text, at timestamptz,
+                                                 span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item text, at timestamptz,
+                                                 span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item uuid, at timestamptz,
+                                                 span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item uuid, at timestamptz,
+                                                 span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item bytea, at timestamptz,
+                                                 span interval)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION tlbf_agg_format3_log_typed_trans(tlbf_agg_state, item bytea, at timestamptz,
+                                                 span interval, error_rate float8)
+    RETURNS tlbf_agg_state AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE tlbf_agg_format3(item smallint, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item smallint, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item integer, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item integer, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item bigint, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item bigint, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item text, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item text, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item uuid, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item uuid, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item bytea, at timestamptz, span interval) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE tlbf_agg_format3(item bytea, at timestamptz, span interval, error_rate float8) (
+    SFUNC = @extschema@.tlbf_agg_format3_log_typed_trans,
+    STYPE = @extschema@.tlbf_agg_state,
+    SSPACE = 16384,
+    FINALFUNC = @extschema@.tlbf_agg_typed_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    COMBINEFUNC = @extschema@.tlbf_agg_typed_combine,
+    PARALLEL = SAFE
+);

@@ -22,7 +22,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "agg_hash_log.h"
+#include "agg_format3_log.h"
 #include "filter_args.h"
 #include "filter_params.h"
 #include "times.h"
@@ -52,8 +52,8 @@ aggregation_of(FunctionCallInfo fcinfo)
 }
 
 /* The first row's state: the parameters of arguments 3 and 4 (span, error_rate). */
-static HashLog *
-first_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
+HashLog *
+tlbf_format3_log_first(FunctionCallInfo fcinfo, MemoryContext aggcontext)
 {
 	TbParams	params;
 	TbFilter   *header;
@@ -77,8 +77,8 @@ first_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
  * generation's log, unless the generation left the span (as tlbf_add,
  * which counts it all the same).
  */
-static void
-add_row(HashLog *state, FunctionCallInfo fcinfo)
+void
+tlbf_format3_log_add_row(HashLog *state, FunctionCallInfo fcinfo)
 {
 	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
 	TlbfHash	hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->header,
@@ -121,10 +121,10 @@ tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
 	}
-	state = PG_ARGISNULL(0) ? first_state(fcinfo, aggcontext) :
+	state = PG_ARGISNULL(0) ? tlbf_format3_log_first(fcinfo, aggcontext) :
 		(HashLog *) PG_GETARG_POINTER(0);
 	state->aggstate = aggregation_of(fcinfo);
-	add_row(state, fcinfo);
+	tlbf_format3_log_add_row(state, fcinfo);
 	PG_RETURN_POINTER(state);
 }
 
@@ -215,20 +215,13 @@ set_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
  * tlbf.max_filter_bytes: each generation counted, one band for the
  * largest count, every hash set (tb_build.c).
  */
-Datum
-tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
+TbFilter *
+tlbf_format3_log_build(HashLog *state)
 {
-	HashLog    *state;
 	TbFilter   *f;
 	TlbfMemory	memory;
-	double		largest;
+	double		largest = largest_count(state);
 	TlbfStatus	status;
-
-	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_final");
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	state = (HashLog *) PG_GETARG_POINTER(0);
-	largest = largest_count(state);
 
 	f = palloc(tb_lines_offset(0));
 	memcpy(f, state->header, tb_lines_offset(0));
@@ -247,7 +240,16 @@ tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
 			tb_build_generation(f, state->logs[s].generation, state->logs[s].earliest);
 	tlbf_hash_log_visit(state, true, true, set_hashes, f);
 	SET_VARSIZE(f, tb_size(f));
-	PG_RETURN_POINTER(f);
+	return f;
+}
+
+Datum
+tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
+{
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	PG_RETURN_POINTER(tlbf_format3_log_build((HashLog *) PG_GETARG_POINTER(0)));
 }
 
 /* Not STRICT (internal): either state may be missing. */
@@ -288,21 +290,19 @@ send_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 }
 
 /*
- * The state as bytes (STRICT): the header, then each generation's
- * SentLog and hashes.  At most 1 GB, as any value.
+ * The state as bytes: TLBF_HASHES_MAGIC, the header, then each
+ * generation's SentLog and hashes.  At most 1 GB, as any value.
  */
-Datum
-tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
+bytea *
+tlbf_format3_log_bytes(HashLog *state)
 {
-	HashLog    *state;
-	Size		size = VARHDRSZ + tb_lines_offset(0) + sizeof(uint32);
+	uint32		magic = TLBF_HASHES_MAGIC;
+	Size		size = VARHDRSZ + sizeof(magic) + tb_lines_offset(0) + sizeof(uint32);
 	uint32		nlogs = 0;
 	bytea	   *out;
 	char	   *p;
 	SendingState sending;
 
-	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_serialize");
-	state = (HashLog *) PG_GETARG_POINTER(0);
 	sending.state = state;
 	for (int s = 0; s < tb_slots(state->header); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION)
@@ -318,6 +318,8 @@ tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
 	out = palloc(size);
 	SET_VARSIZE(out, size);
 	p = VARDATA(out);
+	memcpy(p, &magic, sizeof(magic));
+	p += sizeof(magic);
 	memcpy(p, state->header, tb_lines_offset(0));
 	p += tb_lines_offset(0);
 	memcpy(p, &nlogs, sizeof(uint32));
@@ -343,7 +345,27 @@ tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
 	for (int s = 0; s < tb_slots(state->header); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION && sending.next[s] != sending.end[s])
 			elog(ERROR, "tlbf_agg_format3: a generation holds fewer hashes than it counted");
-	PG_RETURN_BYTEA_P(out);
+	return out;
+}
+
+/* Whether bytes are what tlbf_format3_log_bytes makes (by their magic). */
+bool
+tlbf_format3_log_bytes_are(const bytea *bytes)
+{
+	uint32		magic;
+
+	if (VARSIZE_ANY_EXHDR(bytes) < sizeof(magic))
+		return false;
+	memcpy(&magic, VARDATA_ANY(bytes), sizeof(magic));
+	return magic == TLBF_HASHES_MAGIC;
+}
+
+/* STRICT */
+Datum
+tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
+{
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_serialize");
+	PG_RETURN_BYTEA_P(tlbf_format3_log_bytes((HashLog *) PG_GETARG_POINTER(0)));
 }
 
 static void
@@ -356,16 +378,15 @@ damaged(const char *why)
 }
 
 /*
- * A state from those bytes (STRICT), every field checked: the header is
- * a valid filter with no band that has seen a row, and each generation
- * lies within the span before its newest time, in a slot of its own, its
- * earliest time within it.
+ * A state from those bytes, in a context of its own under 'parent', every
+ * field checked: the magic; the header is a valid filter with no band
+ * that has seen a row; each generation lies within the span before its
+ * newest time, in a slot of its own, its earliest time within it.
+ * 'aggstate' is the aggregation that combines it, or NULL.
  */
-Datum
-tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
+HashLog *
+tlbf_format3_log_from_bytes(const bytea *bytes, MemoryContext parent, AggState *aggstate)
 {
-	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_deserialize");
-	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
 	const char *p = VARDATA_ANY(bytes);
 	const char *end = p + VARSIZE_ANY_EXHDR(bytes);
 	TbFilter   *header;
@@ -373,6 +394,9 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 	HashLog    *state;
 	uint32		nlogs;
 
+	if (!tlbf_format3_log_bytes_are(bytes))
+		damaged("It does not begin with the magic number of a state's hashes.");
+	p += sizeof(uint32);
 	if (end - p < (ptrdiff_t) (tb_lines_offset(0) + sizeof(uint32)))
 		damaged("It is too short.");
 	/* (aligned: the bytes may not be) */
@@ -388,8 +412,8 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 	p += sizeof(uint32);
 	if (nlogs > (uint32) tb_slots(header))
 		damaged("It holds more generations than slots.");
-	state = tlbf_hash_log_create(aggcontext, header);
-	state->aggstate = aggregation_of(fcinfo);
+	state = tlbf_hash_log_create(parent, header);
+	state->aggstate = aggstate;
 	state->deserialized = true;
 	for (uint32 i = 0; i < nlogs; i++)
 	{
@@ -423,5 +447,15 @@ tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
 		damaged("It has bytes after its last generation.");
 	tlbf_hash_log_forget_past(state);
 	tlbf_hash_log_spill_if_over(state, 0);
-	PG_RETURN_POINTER(state);
+	return state;
+}
+
+/* STRICT */
+Datum
+tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_deserialize");
+
+	PG_RETURN_POINTER(tlbf_format3_log_from_bytes(PG_GETARG_BYTEA_PP(0), aggcontext,
+												  aggregation_of(fcinfo)));
 }

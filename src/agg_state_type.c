@@ -28,6 +28,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "agg_format3_log.h"
 #include "agg_rows.h"
 #include "filter_args.h"
 #include "type_io.h"
@@ -45,11 +46,19 @@ PG_FUNCTION_INFO_V1(tlbf_agg_typed_trans);
 PG_FUNCTION_INFO_V1(tlbf_union_agg_typed_trans);
 PG_FUNCTION_INFO_V1(tlbf_agg_typed_combine);
 PG_FUNCTION_INFO_V1(tlbf_agg_typed_final);
+PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_typed_trans);
 
+/*
+ * One of two states, in hdr.eoh_context: rows or filters (tlbf_agg,
+ * tlbf_union_agg), or the keys' hashes per generation (tlbf_agg_format3
+ * without a capacity, agg_format3_log.c).  Their flat forms begin with
+ * different magic numbers; a function of one refuses the other.
+ */
 typedef struct ExpandedState
 {
 	ExpandedObjectHeader hdr;
-	TlbfAggState *state;		/* in hdr.eoh_context */
+	TlbfAggState *state;		/* rows or filters, or NULL */
+	HashLog    *hashes;			/* hashes, or NULL */
 	bytea	   *flat;			/* its flat form, once made, until it changes */
 } ExpandedState;
 
@@ -71,7 +80,9 @@ state_flat_size(ExpandedObjectHeader *eohptr)
 	{
 		MemoryContext old = MemoryContextSwitchTo(expanded->hdr.eoh_context);
 
-		expanded->flat = tlbf_agg_state_serialize(expanded->state, expanded->hdr.eoh_context);
+		expanded->flat = expanded->hashes != NULL ?
+			tlbf_format3_log_bytes(expanded->hashes) :
+			tlbf_agg_state_serialize(expanded->state, expanded->hdr.eoh_context);
 		MemoryContextSwitchTo(old);
 	}
 	return VARSIZE(expanded->flat);
@@ -86,12 +97,17 @@ state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
 	memcpy(result, expanded->flat, allocated_size);
 }
 
-/*
- * A new state in a memory context of its own under 'parent': empty, or
- * made from a flat one ('check_rows': one from outside).
- */
+/* The aggregation calling, or NULL (a window). */
+static AggState *
+aggregation_of(FunctionCallInfo fcinfo)
+{
+	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) ?
+		(AggState *) fcinfo->context : NULL;
+}
+
+/* An object in a memory context of its own under 'parent', holding no state yet. */
 static ExpandedState *
-new_expanded(MemoryContext parent, const bytea *flat, bool check_rows)
+new_object(MemoryContext parent)
 {
 	/* small blocks: a hashed GROUP BY keeps one per group */
 	MemoryContext context = AllocSetContextCreate(parent, "tlbf_agg_state",
@@ -99,9 +115,36 @@ new_expanded(MemoryContext parent, const bytea *flat, bool check_rows)
 	ExpandedState *expanded = MemoryContextAllocZero(context, sizeof(ExpandedState));
 
 	EOH_init_header(&expanded->hdr, &state_methods, context);
-	expanded->state = flat == NULL ? tlbf_agg_state_create(context) :
-		tlbf_agg_state_deserialize(flat, context, check_rows);
 	return expanded;
+}
+
+/*
+ * A new state under 'parent': empty rows, or made from a flat one of
+ * either kind ('check_rows': one from outside; hashes are always checked).
+ */
+static ExpandedState *
+new_expanded(MemoryContext parent, const bytea *flat, bool check_rows)
+{
+	ExpandedState *expanded = new_object(parent);
+	MemoryContext context = expanded->hdr.eoh_context;
+
+	if (flat == NULL)
+		expanded->state = tlbf_agg_state_create(context);
+	else if (tlbf_format3_log_bytes_are(flat))
+		expanded->hashes = tlbf_format3_log_from_bytes(flat, context, NULL);
+	else
+		expanded->state = tlbf_agg_state_deserialize(flat, context, check_rows);
+	return expanded;
+}
+
+/* Refuse a state of the other kind (a user's aggregate may pass one). */
+static void
+check_kind(const ExpandedState *expanded, bool hashes)
+{
+	if ((expanded->hashes != NULL) != hashes)
+		tlbf_agg_bad_state(hashes ?
+						   "tlbf_agg_format3 without a capacity keeps hashes, not this state's rows or filters." :
+						   "This state holds hashes of tlbf_agg_format3 without a capacity, not rows or filters.");
 }
 
 /*
@@ -128,12 +171,13 @@ state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext parent)
  * is out of date from now on.
  */
 static ExpandedState *
-state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate)
+state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate, bool hashes)
 {
 	ExpandedState *expanded = state_arg(fcinfo, 0, aggregate);
 
 	if (expanded == NULL)
 		expanded = new_expanded(aggregate, NULL, false);
+	check_kind(expanded, hashes);
 	expanded->flat = NULL;
 	return expanded;
 }
@@ -151,8 +195,39 @@ tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	expanded = state_to_change(fcinfo, aggregate);
+	expanded = state_to_change(fcinfo, aggregate, false);
 	tlbf_agg_state_add_row(expanded->state, fcinfo, expanded->hdr.eoh_context);
+	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
+}
+
+/*
+ * tlbf_agg_format3(item, at, span [, error_rate]) without a capacity, for
+ * an item of a declared type: the keys' hashes (agg_format3_log.c), which
+ * travel between processes and nodes as the flat form.  The first row
+ * makes the state, from its parameters.
+ */
+Datum
+tlbf_agg_format3_log_typed_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_format3_log_typed_trans");
+	ExpandedState *expanded;
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	if (PG_ARGISNULL(0))
+	{
+		expanded = new_object(aggregate);
+		expanded->hashes = tlbf_format3_log_first(fcinfo, expanded->hdr.eoh_context);
+	}
+	else
+		expanded = state_to_change(fcinfo, aggregate, true);
+	expanded->flat = NULL;
+	expanded->hashes->aggstate = aggregation_of(fcinfo);
+	tlbf_format3_log_add_row(expanded->hashes, fcinfo);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
 }
 
@@ -168,7 +243,7 @@ tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	expanded = state_to_change(fcinfo, aggregate);
+	expanded = state_to_change(fcinfo, aggregate, false);
 	tlbf_agg_state_add_filter(expanded->state, tlbf_arg_value(fcinfo, 1),
 							  expanded->hdr.eoh_context);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
@@ -178,7 +253,8 @@ tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
  * Combine a partial state into the first.  Either may be NULL.  The second
  * is read in its flat form, as it crosses between processes and nodes,
  * also when it comes in memory (a partitionwise plan's partial aggregates
- * run in the same process): its rows, not a filter, join the first's.
+ * run in the same process): its rows, not a filter, join the first's; or
+ * its hashes, moved into the first's logs without a copy.
  */
 Datum
 tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
@@ -186,6 +262,7 @@ tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_combine");
 	ExpandedState *into;
 	TlbfAggState *from;
+	bytea	   *bytes;
 
 	if (PG_ARGISNULL(1))
 	{
@@ -193,8 +270,24 @@ tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	into = state_to_change(fcinfo, aggregate);
-	from = tlbf_agg_state_deserialize(PG_GETARG_BYTEA_PP(1), into->hdr.eoh_context, false);
+	bytes = PG_GETARG_BYTEA_PP(1);
+	if (tlbf_format3_log_bytes_are(bytes))
+	{
+		if (PG_ARGISNULL(0))
+			into = new_expanded(aggregate, bytes, false);
+		else
+		{
+			into = state_to_change(fcinfo, aggregate, true);
+			tlbf_hash_log_take(into->hashes,
+							   tlbf_format3_log_from_bytes(bytes, into->hdr.eoh_context,
+														   aggregation_of(fcinfo)));
+		}
+		into->flat = NULL;
+		into->hashes->aggstate = aggregation_of(fcinfo);
+		PG_RETURN_DATUM(EOHPGetRWDatum(&into->hdr));
+	}
+	into = state_to_change(fcinfo, aggregate, false);
+	from = tlbf_agg_state_deserialize(bytes, into->hdr.eoh_context, false);
 	tlbf_agg_state_combine(into->state, from, into->hdr.eoh_context);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&into->hdr));
 }
@@ -208,6 +301,8 @@ tlbf_agg_typed_final(PG_FUNCTION_ARGS)
 
 	if (expanded == NULL)
 		PG_RETURN_NULL();
+	if (expanded->hashes != NULL)
+		PG_RETURN_POINTER(tlbf_format3_log_build(expanded->hashes));
 	expanded->flat = NULL;
 	result = tlbf_agg_state_result(expanded->state, expanded->hdr.eoh_context);
 	if (result == NULL)

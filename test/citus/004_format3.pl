@@ -6,7 +6,8 @@
 # of the same rows (no GROUP BY, GROUP BY another column, GROUP BY the
 # distribution column), rows stored in no particular order;
 # tlbf_union_agg of stored filters unites them into the same bytes; and
-# the form without a capacity gives the local table's bytes too.  Run
+# the form without a capacity gives the local table's bytes too, its typed
+# forms split (each shard sends its rows' hashes).  Run
 # by scripts/citus.sh on a PostgreSQL that has Citus.
 use strict;
 use warnings;
@@ -110,9 +111,33 @@ ok( yes($coordinator, q{
 	     = (SELECT tlbf_agg_format3(user_id, at, '1 hour', 0.01, 300000)::bytea FROM visits_local)}),
 	'tlbf_union_agg of format 3: the bytes of one builder over every row');
 
-# 6. Without a capacity (the hashes kept until the end): Citus gathers the
-# rows (an item of type "any"), and the coordinator's filter has the bytes
-# of the local table's, with and without GROUP BY.
+# 6. Without a capacity (the hashes kept until the end): for a bigint
+# item Citus splits it (the typed form's state is a tlbf_agg_state of
+# hashes), each shard sending its rows' hashes, 16 bytes a row and a few
+# more per generation; for a numeric item ("any") it gathers the rows.
+# Either way the coordinator's filter has the bytes of the local table's,
+# with and without GROUP BY.
+my $hashes = qr/worker_(binary_)?partial_agg\('public\.tlbf_agg_format3\(bigint,timestamp with time zone,interval\)'/;
+like(plan_of($coordinator, q{SELECT tlbf_agg_format3(user_id, at, '1 hour') FROM visits}),
+	$hashes, 'without a capacity: the workers run the partial aggregate');
+my ($largest_hashes, $its_rows) = (0, 0);
+for my $line (split /\n/, $shards)
+{
+	my ($shard, $port) = split /\|/, $line;
+	my ($worker) = grep { $_->port == $port } @workers;
+	my ($state, $count) = split /\|/, $worker->safe_psql('postgres', qq{
+		SELECT octet_length(pg_catalog.worker_partial_agg(
+		           'public.tlbf_agg_format3(bigint,timestamptz,interval)'::regprocedure,
+		           ROW(user_id, at, '1 hour'::interval))::text::public.tlbf_agg_state::bytea),
+		       count(*)
+		FROM $shard});
+	($largest_hashes, $its_rows) = ($state, $count) if $state > $largest_hashes;
+}
+note sprintf('without a capacity: the largest partial state %d bytes, for %d rows',
+	$largest_hashes, $its_rows);
+cmp_ok($largest_hashes, '<=', 16 * $its_rows + 1024,
+	'without a capacity: a shard sends 16 bytes a row, and a few more');
+cmp_ok($largest_hashes, '>=', 16 * $its_rows, 'without a capacity: every row\'s hash crosses');
 ok( yes($coordinator, q{
 	SELECT (SELECT tlbf_agg_format3(user_id, at, '1 hour')::bytea FROM visits)
 	     = (SELECT tlbf_agg_format3(user_id, at, '1 hour')::bytea FROM visits_local)}),
@@ -123,5 +148,15 @@ is( $coordinator->safe_psql('postgres', q{
 	FULL JOIN (SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.02) f
 	           FROM visits_local GROUP BY site) l USING (site)}),
 	'0', 'without a capacity, GROUP BY site: the same bytes for every group');
+is( $coordinator->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE d.f::bytea IS DISTINCT FROM l.f::bytea)
+	FROM (SELECT user_id % 7 AS g, tlbf_agg_format3(user_id::text, at, '1 hour') f FROM visits GROUP BY 1) d
+	FULL JOIN (SELECT user_id % 7 AS g, tlbf_agg_format3(user_id::text, at, '1 hour') f
+	           FROM visits_local GROUP BY 1) l USING (g)}),
+	'0', 'without a capacity, text items, GROUP BY an expression: the same bytes');
+ok( yes($coordinator, q{
+	SELECT (SELECT tlbf_agg_format3(user_id::numeric, at, '1 hour')::bytea FROM visits)
+	     = (SELECT tlbf_agg_format3(user_id::numeric, at, '1 hour')::bytea FROM visits_local)}),
+	'without a capacity, numeric items (Citus gathers the rows): the same bytes');
 
 done_testing();
