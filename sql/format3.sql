@@ -115,9 +115,8 @@ SELECT tlbf_info(w.f)->'band_count' AS bands, tlbf_info(tlbf_union(o.f, e.f))->'
         AND NOT tlbf_contains(tlbf_union(o.f, e.f), key, '2024-01-01 01:00+00')) AS missed
 FROM shards3 w, shards3 o, shards3 e WHERE w.part = 0 AND o.part = 1 AND e.part = 2;
 
--- Unions refused: another span, another format.
+-- Unions refused: another span ...
 SELECT tlbf_union(a.f, b.f) FROM empty3 a, empty3 b WHERE a.name = 'hour' AND b.name = 'two hours';
-SELECT tlbf_union(f, tlbf_create('1 hour')) FROM filter3;
 -- ... and, worded as for format 2 (the same SQLSTATEs), keys of different
 -- kinds or types, and (which format 2 merges with its smaller k) different
 -- error rates: format 3 unites bit for bit.
@@ -126,6 +125,92 @@ SELECT tlbf_add(tlbf_create_format3('1 hour'), '10.0.0.1'::inet) || tlbf_add(tlb
 SELECT tlbf_create_format3('1 hour', 0.01) || tlbf_create_format3('1 hour', 0.001);
 -- A filter that holds no key takes the other's kind.
 SELECT tlbf_contains(tlbf_create_format3('1 hour') || tlbf_add(tlbf_create_format3('1 hour'), 'a'::text, now()), 'a'::text) AS empty_takes_kind;
+
+-- A union with a filter of format 1 or 2 (whose bits cannot be merged)
+-- carries the older one whole, frozen, behind the bands: queries ask both
+-- parts; new keys go to the bands; the carried value goes once tlbf_add or
+-- tlbf_retire moves past its span (its keys have all expired).  Here the
+-- old filter holds keys 1-500 added at 00:00-00:10, the new one keys
+-- 501-1000 at 00:20-00:30.
+CREATE TABLE carry3 AS
+SELECT (SELECT tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '1.2 s', '1 hour')
+        FROM generate_series(1, 500) g) AS old,
+       (SELECT tlbf_agg_format3(g, '2024-01-01 00:20+00'::timestamptz + (g - 500) * interval '1.2 s', '1 hour')
+        FROM generate_series(501, 1000) g) AS new;
+ALTER TABLE carry3 ADD COLUMN u tlbf;
+UPDATE carry3 SET u = new || old;
+SELECT tlbf_summary(u, '2024-01-01 00:40+00') FROM carry3;
+SELECT tlbf_info(u, '2024-01-01 00:40+00')->'version' AS version,
+       tlbf_info(u, '2024-01-01 00:40+00')->'carries'->'version' AS carried_version,
+       (tlbf_info(u, '2024-01-01 00:40+00')->'bytes')::int =
+         (tlbf_info(new)->'bytes')::int + (tlbf_info(old)->'bytes')::int AS bytes_of_both,
+       (old || new)::bytea = u::bytea AS either_order,
+       (u::text)::tlbf::bytea = u::bytea AS text_round_trip,
+       decode(u::text, 'base64') = tlbf_send(u) AS send_matches_text
+FROM carry3;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(u, g, '2024-01-01 00:40+00')) AS missed,
+       count(*) FILTER (WHERE tlbf_contains(u, g + 1000000, '2024-01-01 00:40+00')) < 40 AS few_false,
+       count(*) FILTER (WHERE tlbf_last_seen(u, g, '2024-01-01 00:40+00') IS NULL) AS unseen,
+       count(*) FILTER (WHERE tlbf_probability(u, g, '2024-01-01 00:40+00', NULL, 0.5) < 0.9) AS doubted
+FROM carry3, generate_series(1, 1000) g;
+-- the newer answer of the two parts, and either part's probability
+SELECT upper(tlbf_last_seen(u, 7, '2024-01-01 00:40+00')) AS old_key_last_seen,
+       upper(tlbf_last_seen(tlbf_add(u, 7, '2024-01-01 00:35+00'), 7, '2024-01-01 00:40+00'))
+         AS added_again_last_seen,
+       round(tlbf_probability(u, 1000007, '2024-01-01 00:40+00', NULL, 0.5)::numeric, 2) AS absent_key
+FROM carry3;
+-- new keys go to the bands; the carried value stays while its keys are
+-- in the span, and goes after (tlbf_add, tlbf_retire: at most one span)
+SELECT tlbf_contains(tlbf_add(u, 2000, '2024-01-01 00:50+00'), 7, '2024-01-01 00:50+00') AS kept_in_span,
+       tlbf_info(tlbf_add(u, 2000, '2024-01-01 00:50+00'))->'carries' IS NOT NULL AS still_carried,
+       tlbf_info(tlbf_add(u, 2000, '2024-01-01 01:15+00'))->'carries' IS NULL AS dropped_by_add,
+       tlbf_info(tlbf_retire(u, '2024-01-01 01:15+00'))->'carries' IS NULL AS dropped_by_retire,
+       tlbf_retirable(u, '2024-01-01 01:15+00') AS retirable,
+       tlbf_retire(u, '2024-01-01 01:45+00')::bytea = tlbf_retire(new, '2024-01-01 01:45+00')::bytea
+         AS then_the_bands_alone
+FROM carry3;
+-- tlbf_union_agg carries the same, in any order and from a parallel plan
+CREATE TABLE carry3_parts AS
+SELECT part, tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '1.2 s', '1 hour') AS f
+FROM generate_series(1, 500) g, LATERAL (SELECT g % 4 AS part) p GROUP BY part
+UNION ALL
+SELECT 10 + part, tlbf_agg_format3(g, '2024-01-01 00:20+00'::timestamptz + (g - 500) * interval '1.2 s', '1 hour')
+FROM generate_series(501, 1000) g, LATERAL (SELECT g % 4 AS part) p GROUP BY part;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, g, '2024-01-01 00:40+00')) AS missed,
+       tlbf_info(f)->'carries'->'version' AS carried_version
+FROM (SELECT tlbf_union_agg(f ORDER BY part DESC) AS f FROM carry3_parts) u, generate_series(1, 1000) g GROUP BY 2;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, g, '2024-01-01 00:40+00')) AS shuffled_missed
+FROM (SELECT tlbf_union_agg(f ORDER BY md5(part::text)) AS f FROM carry3_parts) u, generate_series(1, 1000) g;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT tlbf_union_agg(f) FROM carry3_parts;
+SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, g, '2024-01-01 00:40+00')) AS parallel_missed
+FROM (SELECT tlbf_union_agg(f) AS f FROM carry3_parts) u, generate_series(1, 1000) g;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+-- a union with a carrier keeps a declared capacity the bands share
+SELECT tlbf_info(d || (d || old))->'declared' AS declared_kept
+FROM carry3, (SELECT tlbf_add(tlbf_create_format3('1 hour', 0.01, 1000, true), 3, '2024-01-01 00:30+00') AS d) s;
+-- refused as a union of format 2 is: another span, keys of another kind
+SELECT new || tlbf_add(tlbf_create('2 hours'), 1, '2024-01-01') FROM carry3;
+SELECT new || tlbf_add(tlbf_create('1 hour'), 'a'::text, '2024-01-01') FROM carry3;
+-- tlbf_agg_format3's states carry nothing (a user's aggregate may pass one)
+SELECT format('CREATE AGGREGATE pg_temp.onto_carrier2(item int, at timestamptz, span interval, error_rate float8, capacity bigint) ('
+              'SFUNC = tlbf_agg_format3_trans, STYPE = tlbf, INITCOND = %L)', u::text) AS ddl FROM carry3 \gset
+SELECT outcome(:'ddl');
+SELECT outcome('SELECT pg_temp.onto_carrier2(1, ''2024-01-01 00:30+00'', ''1 hour'', 0.01, 1000)');
+-- Damaged carriers are refused: the flag without a carried value, a
+-- carried value cut short, of format 3, or of another span.
+SELECT outcome(format('SELECT %L::bytea::tlbf', set_byte(new::bytea, 71, get_byte(new::bytea, 71) | 2))) FROM carry3;
+SELECT outcome(format('SELECT %L::bytea::tlbf', substr(u::bytea, 1, octet_length(u::bytea) - 8))) FROM carry3;
+SELECT outcome(format('SELECT %L::bytea::tlbf', set_byte(u::bytea, octet_length(new::bytea) + 8, 3))) FROM carry3;
+SELECT outcome(format('SELECT %L::bytea::tlbf', set_byte(u::bytea, octet_length(new::bytea) + 36, 1))) FROM carry3;
 
 -- tlbf_last_seen: the generation (20 minutes) in which a key was last
 -- added, cut at 'at'; NULL for a key not added.
@@ -255,8 +340,11 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET parallel_leader_participation;
 SELECT tlbf_union_agg(f) IS NULL AS nothing_to_unite FROM parts3 WHERE part < 0;
-SELECT tlbf_union_agg(f ORDER BY part) FROM (SELECT part, f FROM parts3 UNION ALL SELECT 20, tlbf_create('1 hour')) u;
-SELECT tlbf_union_agg(f ORDER BY part) FROM (SELECT part, f FROM parts3 UNION ALL SELECT -1, tlbf_create('1 hour')) u;
+-- (an empty filter of format 2, before or after them, changes nothing:
+-- with no slice, it is not carried)
+SELECT tlbf_union_agg(f ORDER BY part)::bytea = (SELECT f FROM serial3)::bytea AS empty_format2_last,
+       tlbf_union_agg(f ORDER BY part DESC)::bytea = (SELECT f FROM serial3)::bytea AS empty_format2_first
+FROM (SELECT part, f FROM parts3 UNION ALL SELECT 20, tlbf_create('1 hour')) u;
 SELECT tlbf_union_agg(f) FROM empty3;
 -- every key of the last hour found, ~1% of 100,000 others
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, '2024-01-01 01:06:40+00')) AS missed

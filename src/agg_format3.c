@@ -178,6 +178,15 @@ first_state(FunctionCallInfo fcinfo, MemoryContext aggcontext)
 	return new_state(aggcontext, empty);
 }
 
+/* A state that is not a filter of format 3 carrying nothing (a user's aggregate may pass one). */
+static void
+refuse_state(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("tlbf_agg_format3's states are filters of format 3 that carry no other")));
+}
+
 /*
  * Argument 'argno' as a state to change: nodeAgg's own (an expanded
  * object of ours), or a new one holding a checked copy of a flat value
@@ -193,10 +202,8 @@ state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggcontext)
 		DatumGetEOHP(d)->eoh_methods == &state_methods)
 		return (Format3State *) DatumGetEOHP(d);
 	v = tlbf_arg_value(fcinfo, argno);
-	if (v.v3 == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tlbf_agg_format3's states are filters of format 3")));
+	if (v.v3 == NULL || v.carried != NULL)
+		refuse_state();
 	return new_state(aggcontext, v.v3);
 }
 
@@ -307,10 +314,8 @@ tlbf_agg_format3_combine(PG_FUNCTION_ARGS)
 	Format3State *into = state_arg(fcinfo, 0, aggcontext);
 	TlbfValue	from = tlbf_arg_value(fcinfo, 1);
 
-	if (from.v3 == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tlbf_agg_format3's states are filters of format 3")));
+	if (from.v3 == NULL || from.carried != NULL)
+		refuse_state();
 	insert_held(into);
 	into->filter = tlbf_union_format3_into(into->filter, from.v3, &into->memory);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&into->header));
@@ -394,9 +399,10 @@ tlbf_agg_format3_any_deserialize(PG_FUNCTION_ARGS)
 													ERRCODE_INVALID_BINARY_REPRESENTATION,
 													TLBF_VALUE_AGG_STATE, NULL);
 
-	if (((TbFilter *) value)->version != TB_FORMAT_VERSION)
+	if (((TbFilter *) value)->version != TB_FORMAT_VERSION ||
+		(((TbFilter *) value)->flags & TB_CARRIES) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("tlbf_agg_format3's states are filters of format 3")));
+				 errmsg("tlbf_agg_format3's states are filters of format 3 that carry no other")));
 	PG_RETURN_POINTER(new_state(aggcontext, (TbFilter *) value));
 }

@@ -62,6 +62,7 @@
 #include "settings.h"
 #include "times.h"
 #include "union.h"
+#include "value_carry.h"
 #include "agg_rows.h"
 #include "agg_state.h"
 
@@ -753,24 +754,44 @@ tlbf_agg_state_add_row(TlbfAggState *state, FunctionCallInfo fcinfo, MemoryConte
 	state->has_rows = true;
 }
 
+/* Does the state hold tlbf_agg's rows (not tlbf_union_agg's filters)? */
+static bool
+holds_rows(const TlbfAggState *state)
+{
+	return state->growing != NULL || state->waiting || state->nreceived > 0 ||
+		state->sorter != NULL || state->sending != NULL;
+}
+
 /* Does the state hold rows or filters of formats 1 and 2? */
 static bool
 holds_paper_layout(const TlbfAggState *state)
 {
-	return state->growing != NULL || state->waiting || state->nparts > 0 ||
-		state->nreceived > 0 || state->sorter != NULL || state->sending != NULL;
+	return holds_rows(state) || state->nparts > 0;
 }
 
 /*
  * A filter of format 3 joins the state's union of them: the first is
  * copied (or taken, if 'take' and it lives in 'context'), later ones OR'ed
- * in.  A state holds filters of one layout only, as tlbf_union takes.
+ * in.  Filters of formats 1 and 2, and those a filter of format 3 carries
+ * (value_carry.c), are kept apart, merged at the end and carried by the
+ * result (as tlbf_union does).
  */
 static void
 add_format3(TlbfAggState *state, TbFilter *f, bool take, MemoryContext context)
 {
-	if (holds_paper_layout(state))
+	Tlbf	   *carried = tlbf_carried(f);
+
+	if (holds_rows(state))
 		tlbf_refuse_mixed_formats();
+	if (carried != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(context);
+
+		add_part(state, copy_in(carried, context), context);
+		f = tlbf_bands_copy(f);
+		take = true;
+		MemoryContextSwitchTo(old);
+	}
 	if (state->union3 == NULL)
 	{
 		if (!take)
@@ -799,8 +820,6 @@ tlbf_agg_state_add_filter(TlbfAggState *state, TlbfValue f, MemoryContext contex
 		add_format3(state, f.v3, false, context);
 		return;
 	}
-	if (state->union3 != NULL)
-		tlbf_refuse_mixed_formats();
 	add_part(state, copy_in(f.v2, context), context);
 }
 
@@ -888,12 +907,20 @@ state_value(TlbfAggState *state, MemoryContext context)
 struct varlena *
 tlbf_agg_state_result(TlbfAggState *state, MemoryContext context)
 {
-	if (state->union3 != NULL)
+	if (state->union3 != NULL && state->nparts == 0)
 	{
 		struct varlena *copy = palloc(VARSIZE(state->union3));
 
 		memcpy(copy, state->union3, VARSIZE(state->union3));
 		return copy;
+	}
+	if (state->union3 != NULL)
+	{
+		/* filters of format 3 carrying the others merged (tlbf_union's way) */
+		Tlbf	   *carried = state_value(state, context);
+
+		tlbf_check_carry(state->union3, carried);
+		return (struct varlena *) tlbf_carry(state->union3, carried->nslices > 0 ? carried : NULL);
 	}
 	if (state_is_empty(state))
 		return NULL;
@@ -968,7 +995,7 @@ tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from, MemoryContext con
 		if (owned)
 			from->union3 = NULL;
 	}
-	if (into->union3 != NULL && holds_paper_layout(from))
+	if (into->union3 != NULL && holds_rows(from))
 		tlbf_refuse_mixed_formats();
 	if (into->params.span == 0)
 		into->params = from->params;
@@ -1061,7 +1088,7 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 	bool		only_rows = state->nparts == 0 && state->nreceived == 0;
 
 	if (state->union3 != NULL)
-		return (bytea *) state->union3;
+		return (bytea *) tlbf_agg_state_result(state, context);
 
 	if (only_rows && state->course == AGG_SENDING)
 		return tlbf_row_stream_bytes(state->sending, &state->params, state->keys);

@@ -21,6 +21,7 @@
 #include "huge_pages.h"
 #include "settings.h"
 #include "value_cache.h"
+#include "value_carry.h"
 
 #include "core/tb.h"
 
@@ -100,7 +101,9 @@ validated_soft(struct varlena *value, int sqlstate, TlbfValueSource source,
 		value = aligned;
 	}
 	if (is_format3(value))
-		valid = tb_validate(value, VARSIZE(value), &problem);
+		valid = tb_validate(value, VARSIZE(value), &problem) &&
+			(!(((TbFilter *) value)->flags & TB_CARRIES) ||
+			 tlbf_carried_validate((TbFilter *) value, VARSIZE(value), &problem));
 	else
 		valid = tlbf_validate(value, VARSIZE(value), &problem);
 	if (!valid)
@@ -143,10 +146,13 @@ paper_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
 TlbfValue
 tlbf_value_of(struct varlena *value)
 {
-	TlbfValue	v = {NULL, NULL};
+	TlbfValue	v = {NULL, NULL, NULL};
 
 	if (is_format3(value))
+	{
 		v.v3 = (TbFilter *) value;
+		v.carried = tlbf_carried(v.v3);
+	}
 	else
 		v.v2 = (Tlbf *) value;
 	return v;

@@ -49,6 +49,9 @@ typedef struct TlbfValue
 {
 	Tlbf	   *v2;				/* formats 1 and 2 (core/tlbf.h) */
 	struct TbFilter *v3;		/* format 3 (core/tb.h) */
+	Tlbf	   *carried;		/* of a v3 with TB_CARRIES, the frozen value
+								 * of format 1 or 2 it carries (inside it:
+								 * value_carry.c), else NULL */
 } TlbfValue;
 
 extern CallCache *tlbf_call_cache(FunctionCallInfo fcinfo);

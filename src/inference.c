@@ -99,12 +99,33 @@ tlbf_last_seen_range(PG_FUNCTION_ARGS)
 	TlbfHash	hash;
 	TlbfKeys	basis;
 
-	/* format 3: the interval of the newest generation that holds it */
+	/*
+	 * format 3: the interval of the newest generation that holds it; of a
+	 * value it carries (value_carry.c), the newer of the two answers
+	 */
 	if (v.v3 != NULL)
 	{
-		if (!tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
-									  &hash, &basis) ||
-			!tb_last_seen(v.v3, hash, at, v.v3->span, &lower, &upper))
+		bool		found;
+
+		found = tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
+										 &hash, &basis) &&
+			tb_last_seen(v.v3, hash, at, v.v3->span, &lower, &upper);
+		f = v.carried;
+		if (f != NULL)
+		{
+			TlbfTime	lower2,
+						upper2;
+
+			if (tlbf_key_arg_hash(fcinfo, 1, f, &hash) &&
+				tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower2, &upper2) &&
+				(!found || upper2 > upper || (upper2 == upper && lower2 > lower)))
+			{
+				found = true;
+				lower = lower2;
+				upper = upper2;
+			}
+		}
+		if (!found)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(tlbf_time_range(lower, upper));
 	}
@@ -136,15 +157,25 @@ tlbf_probability(PG_FUNCTION_ARGS)
 	v = tlbf_arg_value(fcinfo, 0);
 	at = tlbf_time_arg(fcinfo, 2);
 
-	/* format 3: its own model (core/tb_infer.c) */
+	/*
+	 * format 3: its own model (core/tb_infer.c); with a carried value
+	 * (value_carry.c), the key was added to either part: 1 - (1 - p)(1 - q)
+	 * of the two parts' answers, as if independent
+	 */
 	if (v.v3 != NULL)
 	{
+		double		p = 0.0;
+
 		window = tlbf_window_arg(fcinfo, 3, v.v3->span);
 		prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
-		if (!tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
-									  &hash, &basis))
-			PG_RETURN_FLOAT8(0.0);
-		PG_RETURN_FLOAT8(tb_posterior(v.v3, hash, at, window, prior));
+		if (tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, false,
+									 &hash, &basis))
+			p = tb_posterior(v.v3, hash, at, window, prior);
+		f = v.carried;
+		if (f != NULL && tlbf_key_arg_hash(fcinfo, 1, f, &hash))
+			p = 1.0 - (1.0 - p) *
+				(1.0 - tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)));
+		PG_RETURN_FLOAT8(p);
 	}
 	f = v.v2;
 	window = tlbf_window_arg(fcinfo, 3, f->span);

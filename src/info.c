@@ -164,7 +164,7 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
  * that query asks it.
  */
 static Datum
-info_jsonb_format3(const TbFilter *f, TlbfTime at)
+info_jsonb_format3(const TbFilter *f, const Tlbf *carried, TlbfTime at)
 {
 	StringInfoData out;
 	uint64		bits = (uint64) (tb_size(f) - tb_lines_offset(f->nbands)) * 8;
@@ -210,7 +210,12 @@ info_jsonb_format3(const TbFilter *f, TlbfTime at)
 		}
 		appendStringInfoString(&out, "]}");
 	}
-	appendStringInfoString(&out, "]}");
+	appendStringInfoChar(&out, ']');
+	/* a carried value (value_carry.c): its own tlbf_info, under "carries" */
+	if (carried != NULL)
+		appendStringInfo(&out, ", \"carries\": %s",
+						 DatumGetCString(DirectFunctionCall1(jsonb_out, tlbf_info_jsonb(carried, at))));
+	appendStringInfoChar(&out, '}');
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(out.data));
 }
 
@@ -221,7 +226,7 @@ tlbf_info(PG_FUNCTION_ARGS)
 	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
 
 	if (v.v3 != NULL)
-		PG_RETURN_DATUM(info_jsonb_format3(v.v3, at));
+		PG_RETURN_DATUM(info_jsonb_format3(v.v3, v.carried, at));
 	PG_RETURN_DATUM(tlbf_info_jsonb(v.v2, at));
 }
 
@@ -301,7 +306,7 @@ append_summary_end(StringInfo out, Size bytes, TlbfTime newest, uint64 truncated
  * tlbf(span 1 hour, format 3, k 8, 3 generations, ~5400 distinct live keys (5311 to 5490), 22592 bytes, newest ...)
  */
 static text *
-summary_format3(const TbFilter *f, TlbfTime at)
+summary_format3(const TbFilter *f, const Tlbf *carried, TlbfTime at)
 {
 	TbLiveKeys	live;
 	StringInfoData out;
@@ -312,6 +317,16 @@ summary_format3(const TbFilter *f, TlbfTime at)
 	append_span(&out, f->span);
 	appendStringInfo(&out, ", format 3, k %u, %u generations, ", f->k, f->generations);
 	append_live_keys_text(&out, live.estimate, live.low, live.high);
+	/* a carried value (value_carry.c): its size, and its live keys apart */
+	if (carried != NULL)
+	{
+		TlbfStats	stats;
+
+		tlbf_stats(carried, at, &stats);
+		appendStringInfo(&out, ", carrying format %u of %u bytes with ", carried->version,
+						 (unsigned) VARSIZE(carried));
+		append_live_keys_text(&out, stats.live_keys, stats.live_keys_low, stats.live_keys_high);
+	}
 	append_summary_end(&out, VARSIZE(f), f->newest, f->truncated);
 	return cstring_to_text_with_len(out.data, out.len);
 }
@@ -331,7 +346,7 @@ tlbf_summary(PG_FUNCTION_ARGS)
 	StringInfoData out;
 
 	if (v.v3 != NULL)
-		PG_RETURN_TEXT_P(summary_format3(v.v3, at));
+		PG_RETURN_TEXT_P(summary_format3(v.v3, v.carried, at));
 	tlbf_stats(f, at, &stats);
 	initStringInfo(&out);
 	appendStringInfoString(&out, "tlbf(span ");

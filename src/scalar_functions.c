@@ -15,6 +15,7 @@
 #include "inference.h"
 #include "key_match.h"
 #include "times.h"
+#include "value_carry.h"
 
 #include "access/detoast.h"
 #include "access/xact.h"
@@ -114,8 +115,16 @@ tlbf_add(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 
 	v = tlbf_arg_value_copy(fcinfo, 0);
-	if (v.v3 != NULL)
+	if (v.v3 != NULL && v.carried == NULL)
 		PG_RETURN_POINTER(add_to_format3(fcinfo, v.v3));
+	if (v.v3 != NULL)
+	{
+		/* to the bands; the carried value kept while it has keys of the span */
+		TbFilter   *bands = add_to_format3(fcinfo, tlbf_bands_copy(v.v3));
+
+		PG_RETURN_POINTER(tlbf_carry(bands, bands->newest == TLBF_NEVER ? v.carried :
+									 tlbf_carried_after(v.carried, bands->newest)));
+	}
 	f = v.v2;
 	at = tlbf_insert_time_arg(fcinfo, 2);
 	hash = tlbf_key_arg_hash_for_add(fcinfo, 1, f);
@@ -137,8 +146,13 @@ holds_key(FunctionCallInfo fcinfo, TlbfValue v, TlbfTime at, int64 window)
 	TlbfHash	hash;
 
 	if (v.v3 != NULL)
-		return tlbf_key_arg_hash_query(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, &hash) &&
-			tb_query(v.v3, hash, at, window);
+		return (tlbf_key_arg_hash_query(fcinfo, 1, tb_keys_of(v.v3), v.v3->inserted > 0, &hash) &&
+				tb_query(v.v3, hash, at, window)) ||
+			/* a carried value hashes the key its own way */
+			(v.carried != NULL &&
+			 tlbf_key_arg_hash_query(fcinfo, 1, tlbf_keys_of(v.carried), v.carried->inserted > 0,
+									 &hash) &&
+			 tlbf_query(v.carried, hash, at, window));
 	return tlbf_key_arg_hash_query(fcinfo, 1, tlbf_keys_of(v.v2), v.v2->inserted > 0, &hash) &&
 		tlbf_query(v.v2, hash, at, window);
 }
@@ -204,12 +218,14 @@ tlbf_retire(PG_FUNCTION_ARGS)
 	{
 		TbFilter   *blocks;
 
-		if (!tb_retirable(v.v3, at))
+		if (!tb_retirable(v.v3, at) &&
+			(v.carried == NULL || !tlbf_carried_retirable(v.carried, at)))
 			PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-		blocks = palloc(VARSIZE(v.v3));
-		memcpy(blocks, v.v3, VARSIZE(v.v3));
+		blocks = tlbf_bands_copy(v.v3);
 		tb_retire(blocks, at);
 		SET_VARSIZE(blocks, tb_size(blocks));
+		if (v.carried != NULL)
+			PG_RETURN_POINTER(tlbf_carry(blocks, tlbf_carried_after(v.carried, at)));
 		PG_RETURN_POINTER(blocks);
 	}
 	if (tlbf_retirable_slices(f, at) == 0)
@@ -268,6 +284,11 @@ tlbf_retirable(PG_FUNCTION_ARGS)
 
 	/* (format 3 is read whole: its directory says nothing without its size checked) */
 	if (f == NULL)
-		PG_RETURN_BOOL(tb_retirable(tlbf_arg_value(fcinfo, 0).v3, at));
+	{
+		TlbfValue	v = tlbf_arg_value(fcinfo, 0);
+
+		PG_RETURN_BOOL(tb_retirable(v.v3, at) ||
+					   (v.carried != NULL && tlbf_carried_retirable(v.carried, at)));
+	}
 	PG_RETURN_BOOL(tlbf_retirable_slices(f, at) > 0);
 }

@@ -10,6 +10,7 @@
 #include "filter_args.h"
 #include "key_match.h"
 #include "union.h"
+#include "value_carry.h"
 
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -164,18 +165,81 @@ tlbf_merge_values(const Tlbf *const *inputs, int n)
 }
 
 /*
- * The union of two format 3 filters (core/tb.h): a copy of the first, the
- * second's bands OR'ed or folded into it, or kept beside its own.
+ * Whether a value of format 1 or 2 may be carried by one of format 3
+ * (value_carry.c), or united with what it carries: the same span, and
+ * keys of kinds that join, hashed alike (worded as a union of format 2).
+ */
+void
+tlbf_check_carry(const TbFilter *bands, const Tlbf *old)
+{
+	TlbfKeys	a = tb_keys_of(bands);
+	TlbfKeys	b = tlbf_keys_of(old);
+	TlbfKeys	joined;
+
+	if (bands->span != old->span)
+		report_spans(bands->span, old->span);
+	if (bands->inserted == 0 || old->inserted == 0)
+		return;
+	if (b.fields == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("cannot merge a tlbf filter written before version 1.4 with one that records its kind of key"),
+				 errdetail("The older filter records no kind of key; the other holds %s keys.",
+						   tlbf_keys_description(a)),
+				 errhint("Rebuild the older filter, or merge once its keys have expired (one span).")));
+	b.tag = a.tag;				/* the seeds are checked apart */
+	if (!tlbf_keys_join(a, b, &joined))
+		report_kinds(tb_keys_of(bands), tlbf_keys_of(old));
+	if (bands->seed != old->seed)
+		report_types(a);
+}
+
+/*
+ * The union of a value of format 3 with one of format 1 or 2: its bands,
+ * carrying the older value (united with the one it carried, if any).
  */
 static TbFilter *
-union_format3(const TbFilter *a, const TbFilter *b)
+union_mixed(TlbfValue a, const Tlbf *old)
 {
-	TbFilter   *out = palloc(VARSIZE(a));
+	const Tlbf *carried = old;
+
+	tlbf_check_carry(a.v3, old);
+	if (a.carried != NULL)
+	{
+		const Tlbf *inputs[2] = {a.carried, old};
+
+		carried = tlbf_merge_values(inputs, 2);
+	}
+	return tlbf_carry(a.v3, carried->nslices > 0 ? carried : NULL);
+}
+
+/*
+ * The union of two format 3 filters (core/tb.h): a copy of the first's
+ * bands, the second's OR'ed or folded into them, or kept beside its own;
+ * the values they carry (value_carry.c) united and carried.
+ */
+static TbFilter *
+union_format3(TlbfValue a, TlbfValue b)
+{
+	TbFilter   *out = tlbf_bands_copy(a.v3);
 	TlbfMemory	memory;
 
-	memcpy(out, a, VARSIZE(a));
 	tlbf_memory_for(&memory, out, CurrentMemoryContext);
-	return tlbf_union_format3_into(out, b, &memory);
+	out = tlbf_union_format3_into(out, b.v3, &memory);
+	if (a.carried != NULL || b.carried != NULL)
+	{
+		TlbfValue	u = {NULL, out, NULL};
+
+		if (a.carried != NULL)
+			out = union_mixed(u, a.carried);
+		if (b.carried != NULL)
+		{
+			u.v3 = out;
+			u.carried = tlbf_carried(out);
+			out = union_mixed(u, b.carried);
+		}
+	}
+	return out;
 }
 
 /*
@@ -253,9 +317,11 @@ tlbf_union(PG_FUNCTION_ARGS)
 	TlbfValue	b = tlbf_arg_value(fcinfo, 1);
 
 	if (a.v3 != NULL && b.v3 != NULL)
-		PG_RETURN_POINTER(union_format3(a.v3, b.v3));
-	if (a.v3 != NULL || b.v3 != NULL)
-		tlbf_refuse_mixed_formats();
+		PG_RETURN_POINTER(union_format3(a, b));
+	if (a.v3 != NULL)
+		PG_RETURN_POINTER(union_mixed(a, b.v2));
+	if (b.v3 != NULL)
+		PG_RETURN_POINTER(union_mixed(b, a.v2));
 	inputs[0] = a.v2;
 	inputs[1] = b.v2;
 	PG_RETURN_POINTER(tlbf_merge_values(inputs, 2));

@@ -65,6 +65,11 @@
 #define TB_NO_GENERATION	INT64_MIN	/* a slot that holds none */
 
 #define TB_DECLARED			0x01	/* flags: the capacity was declared */
+#define TB_CARRIES			0x02	/* flags: the value goes on past its bands, at
+									 * tb_carried_offset(), with a frozen value of
+									 * format 1 or 2 (the glue's: value_carry.c);
+									 * the core reads the bands only, and is never
+									 * given such a value to change */
 
 typedef struct TbFilter
 {
@@ -182,6 +187,13 @@ static inline size_t
 tb_size(const TbFilter *f)
 {
 	return tb_layout_bytes(f, f->nbands, tb_total_groups(f));
+}
+
+/* Where a value with TB_CARRIES goes on: past its bands, 8-byte aligned. */
+static inline size_t
+tb_carried_offset(const TbFilter *f)
+{
+	return (tb_size(f) + 7) & ~(size_t) 7;
 }
 
 /* The first word of band 'index', counted from tb_words(). */

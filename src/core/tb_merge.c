@@ -242,7 +242,7 @@ tb_union(TbFilter **dp, TlbfMemory *memory, const TbFilter *src)
 		d->key_fields = joined.fields;
 		d->key_kinds = joined.kinds;
 	}
-	if (d->capacity != src->capacity || d->flags != src->flags)
+	if (d->capacity != src->capacity || ((d->flags ^ src->flags) & TB_DECLARED) != 0)
 	{
 		/* sized apart: the union's next generations follow the rate */
 		d->flags &= ~TB_DECLARED;

@@ -56,7 +56,8 @@ validate_header(const TbFilter *f, TlbfProblem *problem)
 		return fail(problem, "Bits per key are out of range");
 	if (f->capacity > TLBF_MAX_CAPACITY)
 		return fail(problem, "Capacity is out of range");
-	if ((f->flags & ~TB_DECLARED) != 0 || ((f->flags & TB_DECLARED) && f->capacity == 0))
+	if ((f->flags & ~(TB_DECLARED | TB_CARRIES)) != 0 ||
+		((f->flags & TB_DECLARED) && f->capacity == 0))
 		return fail(problem, "Unknown flags");
 	if (f->newest != TLBF_NEVER && !valid_time(f->newest))
 		return fail(problem, "Newest time is out of range");
@@ -119,7 +120,10 @@ tb_validate(const void *buffer, size_t len, TlbfProblem *problem)
 		 i < tb_lines_offset(f->nbands); i++)
 		if (bytes[i] != 0)
 			return fail(problem, "Padding bytes are not zero");
-	if (len != tb_layout_bytes(f, f->nbands, groups))
+	/* a value that carries another goes on past its bands: the glue reads the rest */
+	if ((f->flags & TB_CARRIES) ?
+		len <= ((tb_layout_bytes(f, f->nbands, groups) + 7) & ~(size_t) 7) :
+		len != tb_layout_bytes(f, f->nbands, groups))
 		return fail(problem, "tlbf value length does not match its bands");
 	return true;
 }

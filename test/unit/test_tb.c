@@ -804,6 +804,20 @@ test_damage(void **state)
 	}
 	for (size_t len = 0; len < size; len += 7)
 		assert_false(tb_validate(t.f, len, &problem));
+
+	/*
+	 * TB_CARRIES: the value goes on past its bands (the glue checks the
+	 * rest), so it is valid only if it does; a union reads a carrier's bands
+	 * and keeps a declared capacity as it would without the flag.
+	 */
+	free(copy);
+	copy = calloc(1, tb_carried_offset(t.f) + 64);
+	memcpy(copy, t.f, size);
+	((TbFilter *) copy)->flags |= TB_CARRIES;
+	assert_false(tb_validate(copy, size, &problem));
+	assert_false(tb_validate(copy, tb_carried_offset(t.f), &problem));
+	assert_true(tb_validate(copy, tb_carried_offset(t.f) + 64, &problem));
+	assert_true(tb_query((TbFilter *) copy, key_hash(1), at, MINUTE) == tt_has(&t, 1, at));
 	free(copy);
 	tt_free(&t);
 }
