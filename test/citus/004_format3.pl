@@ -126,9 +126,9 @@ for my $line (split /\n/, $shards)
 	my ($shard, $port) = split /\|/, $line;
 	my ($worker) = grep { $_->port == $port } @workers;
 	my ($state, $count) = split /\|/, $worker->safe_psql('postgres', qq{
-		SELECT octet_length(pg_catalog.worker_partial_agg(
+		SELECT octet_length(decode(pg_catalog.worker_partial_agg(
 		           'public.tlbf_agg_format3(bigint,timestamptz,interval)'::regprocedure,
-		           ROW(user_id, at, '1 hour'::interval))::text::public.tlbf_agg_state::bytea),
+		           ROW(user_id, at, '1 hour'::interval))::text, 'base64')),
 		       count(*)
 		FROM $shard});
 	($largest_hashes, $its_rows) = ($state, $count) if $state > $largest_hashes;
