@@ -1,11 +1,12 @@
 -- A catalogue of bad inputs: each gives a clean ERROR with its SQLSTATE,
 -- and the server stays up.  Crafted values start from a valid filter and
 -- overwrite bytes of its header or slice directory (little-endian; byte 0
--- is the first byte after the varlena length word).
+-- is the first byte after the varlena length word): of format 2 (format
+-- 3's damaged values: pg_regress format3).
 SET TimeZone = 'UTC';
 
 CREATE TABLE valid AS
-SELECT tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms', '1 minute') AS f
+SELECT agg2(g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms', '1 minute' ORDER BY g) AS f
 FROM generate_series(1, 20000) g;
 
 -- The valid value's bytes with 'bytes' written at 'pos', in text form.
@@ -112,7 +113,7 @@ SELECT count(*) AS received FROM received;
 CREATE TABLE edge AS
 SELECT craft(84, '\x01000000000000000000000000000000')::tlbf AS f;
 CREATE TABLE fewer_hashes AS
-SELECT tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms', '1 minute', 0.1) AS f
+SELECT agg2(g, '2024-01-01 00:00+00'::timestamptz + g * interval '10 ms', '1 minute', 0.1 ORDER BY g) AS f
 FROM generate_series(-100, -1) g;
 SELECT tlbf_info(e.f)->'k' AS edge_k, tlbf_info(x.f)->'k' AS other_k,
        tlbf_info(e.f || x.f)->'k' AS union_k,

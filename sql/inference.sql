@@ -3,7 +3,7 @@
 -- 2024-01-01 00:00 UTC, key g at second g; span one hour.
 SET TimeZone = 'UTC';
 CREATE TABLE inferred AS
-SELECT tlbf_agg(g, '2024-01-01 00:00+00'::timestamptz + g * interval '1 s', '1 hour' ORDER BY g) AS f
+SELECT agg2(g, '2024-01-01 00:00+00'::timestamptz + g * interval '1 s', '1 hour' ORDER BY g) AS f
 FROM generate_series(1, 3000) g;
 
 -- every key added within the span: its range holds the time it was added,

@@ -7,8 +7,8 @@ CREATE TABLE user_filters (id int PRIMARY KEY, f tlbf, note text);
 INSERT INTO user_filters
 SELECT id, f, 'user ' || id
 FROM generate_series(1, 40) id,
-LATERAL (SELECT tlbf_agg(k, now() - CASE WHEN id % 2 = 0 THEN interval '1 hour' ELSE interval '0' END
-                              + k * interval '1 ms', '10 minutes') AS f
+LATERAL (SELECT agg2(k, now() - CASE WHEN id % 2 = 0 THEN interval '1 hour' ELSE interval '0' END
+                          + k * interval '1 ms', '10 minutes' ORDER BY k) AS f
          FROM generate_series(1, 300) k) s;
 
 SELECT tlbf_maintain('user_filters', 'f');

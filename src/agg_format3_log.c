@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * agg_format3_log.c
- *	  tlbf_agg_format3(item, at, span [, error_rate]): the aggregate that
- *	  builds a filter of format 3 without a declared capacity (issue 36).
+ *	  tlbf_agg(item, at, span [, error_rate]): the aggregate that builds a
+ *	  filter of format 3 from its rows (issue 36); tlbf_agg_format3 without
+ *	  a capacity is the same.
  *
  * Without a capacity, a generation's size must come from the keys it
  * holds, known only at the end; and a filter cannot grow without its keys
@@ -13,12 +14,16 @@
  * its line prefetched ahead.  Nothing depends on the rows' order or on the
  * plan: the counts are exact or a sketch's maxima, the bits an OR, the
  * times minima and maxima; so parallel workers send their hashes and the
- * leader's filter has the bytes of a serial plan's.
+ * leader's filter has the bytes of a serial plan's.  In a window, whose
+ * final function runs after every row, rows go into a filter as they come
+ * instead (as tlbf_add puts them).
  *
- * The state is internal, serialized for parallel plans as its hashes; on
- * Citus the rows are gathered (Citus cannot pass an item of type "any" to
- * its workers).  A declared capacity (tlbf_agg_format3's fifth argument)
- * lets each part send a filter instead.
+ * The state of the "any" form is internal, serialized for parallel plans
+ * as its hashes; on Citus the rows are gathered (Citus cannot pass an item
+ * of type "any" to its workers).  The typed forms keep the same state in a
+ * tlbf_agg_state (agg_state_type.c), which Citus splits.  A declared
+ * capacity (tlbf_agg_format3's fifth argument) lets each part send a
+ * filter instead.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,6 +39,11 @@ PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_final);
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_combine);
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_serialize);
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_deserialize);
+PG_FUNCTION_INFO_V1(tlbf_agg_trans);
+PG_FUNCTION_INFO_V1(tlbf_agg_final);
+PG_FUNCTION_INFO_V1(tlbf_agg_combine);
+PG_FUNCTION_INFO_V1(tlbf_agg_serialize);
+PG_FUNCTION_INFO_V1(tlbf_agg_deserialize);
 
 /* The serialized state: the header, then per generation this and its hashes. */
 typedef struct SentLog
@@ -57,19 +67,35 @@ tlbf_format3_log_first(FunctionCallInfo fcinfo, MemoryContext aggcontext)
 {
 	TbParams	params;
 	TbFilter   *header;
+	HashLog    *state;
 	double		error_rate = TLBF_DEFAULT_ERROR_RATE;
 
 	if (PG_ARGISNULL(3) || (PG_NARGS() > 4 && PG_ARGISNULL(4)))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("tlbf_agg_format3's span and error_rate must not be NULL")));
+				 errmsg("tlbf_agg's span and error_rate must not be NULL")));
 	if (PG_NARGS() > 4)
 		error_rate = PG_GETARG_FLOAT8(4);
 	tlbf_format3_params(&params, PG_GETARG_INTERVAL_P(3), error_rate,
 						TLBF_DEFAULT_CAPACITY, false);
 	header = palloc(tb_lines_offset(0));
 	tb_init(header, &params);
-	return tlbf_hash_log_create(aggcontext, header);
+	state = tlbf_hash_log_create(aggcontext, header);
+
+	/*
+	 * A window calls the final function after every row: building from
+	 * every hash each time would cost a build per row.  There the rows go
+	 * into a filter as they come, as tlbf_add puts them (from a first guess
+	 * of a capacity, following the rate).
+	 */
+	if (AggCheckCallContext(fcinfo, NULL) == AGG_CONTEXT_WINDOW)
+	{
+		state->window = MemoryContextAlloc(state->context, tb_lines_offset(0));
+		memcpy(state->window, state->header, tb_lines_offset(0));
+		SET_VARSIZE(state->window, tb_lines_offset(0));
+		tlbf_memory_for(&state->window_memory, state->window, state->context);
+	}
+	return state;
 }
 
 /*
@@ -81,9 +107,23 @@ void
 tlbf_format3_log_add_row(HashLog *state, FunctionCallInfo fcinfo)
 {
 	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
-	TlbfHash	hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->header,
-											 state->header->inserted > 0, state->context);
+	TlbfHash	hash;
 	GenerationLog *log;
+
+	if (state->window != NULL)
+	{
+		uint64		truncated = state->window->truncated;
+		TlbfStatus	status;
+
+		hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->window,
+									 state->window->inserted > 0, state->context);
+		status = tb_insert(&state->window, &state->window_memory, hash, at);
+		tlbf_check_core_status(status, truncated, state->window->truncated);
+		SET_VARSIZE(state->window, tb_size(state->window));
+		return;
+	}
+	hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->header,
+								 state->header->inserted > 0, state->context);
 
 	state->header->inserted = tlbf_add_saturating(state->header->inserted, 1);
 	tlbf_hash_log_move_newest(state, at);
@@ -109,10 +149,10 @@ tlbf_format3_log_add_row(HashLog *state, FunctionCallInfo fcinfo)
  * them; a group with no other row gives NULL.  The parameters of later
  * rows are not read.
  */
-Datum
-tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
+static Datum
+log_trans(FunctionCallInfo fcinfo, const char *name)
 {
-	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_trans");
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
 	HashLog    *state;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
@@ -220,8 +260,16 @@ tlbf_format3_log_build(HashLog *state)
 {
 	TbFilter   *f;
 	TlbfMemory	memory;
-	double		largest = largest_count(state);
+	double		largest;
 	TlbfStatus	status;
+
+	if (state->window != NULL)
+	{
+		f = palloc(VARSIZE(state->window));
+		memcpy(f, state->window, VARSIZE(state->window));
+		return f;
+	}
+	largest = largest_count(state);
 
 	f = palloc(tb_lines_offset(0));
 	memcpy(f, state->header, tb_lines_offset(0));
@@ -231,7 +279,7 @@ tlbf_format3_log_build(HashLog *state)
 	if (status == TLBF_OVER_LIMIT)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tlbf_agg_format3's filter would exceed tlbf.max_filter_bytes (%zu bytes)",
+				 errmsg("tlbf_agg's filter would exceed tlbf.max_filter_bytes (%zu bytes)",
 						tlbf_filter_bytes_cap()),
 				 errhint("Raise tlbf.max_filter_bytes, or use a shorter span or a larger error rate.")));
 	tlbf_check_core_status(status, 0, 0);
@@ -243,22 +291,22 @@ tlbf_format3_log_build(HashLog *state)
 	return f;
 }
 
-Datum
-tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
+static Datum
+log_final(FunctionCallInfo fcinfo, const char *name)
 {
-	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_final");
+	(void) tlbf_format3_aggregate_memory(fcinfo, name);
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	PG_RETURN_POINTER(tlbf_format3_log_build((HashLog *) PG_GETARG_POINTER(0)));
 }
 
 /* Not STRICT (internal): either state may be missing. */
-Datum
-tlbf_agg_format3_log_combine(PG_FUNCTION_ARGS)
+static Datum
+log_combine(FunctionCallInfo fcinfo, const char *name)
 {
 	HashLog    *into;
 
-	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_combine");
+	(void) tlbf_format3_aggregate_memory(fcinfo, name);
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	if (PG_ARGISNULL(0))
@@ -313,7 +361,7 @@ tlbf_format3_log_bytes(HashLog *state)
 	if (size > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tlbf_agg_format3 cannot pass more than 1GB of hashes between processes"),
+				 errmsg("tlbf_agg cannot pass more than 1GB of hashes between processes"),
 				 errhint("Declare a capacity (tlbf_agg_format3's fifth argument): its parts pass filters.")));
 	out = palloc(size);
 	SET_VARSIZE(out, size);
@@ -361,10 +409,10 @@ tlbf_format3_log_bytes_are(const bytea *bytes)
 }
 
 /* STRICT */
-Datum
-tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
+static Datum
+log_serialize(FunctionCallInfo fcinfo, const char *name)
 {
-	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_serialize");
+	(void) tlbf_format3_aggregate_memory(fcinfo, name);
 	PG_RETURN_BYTEA_P(tlbf_format3_log_bytes((HashLog *) PG_GETARG_POINTER(0)));
 }
 
@@ -373,7 +421,7 @@ damaged(const char *why)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-			 errmsg("invalid tlbf_agg_format3 state"),
+			 errmsg("invalid tlbf_agg state"),
 			 errdetail("%s", why)));
 }
 
@@ -451,11 +499,75 @@ tlbf_format3_log_from_bytes(const bytea *bytes, MemoryContext parent, AggState *
 }
 
 /* STRICT */
-Datum
-tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
+static Datum
+log_deserialize(FunctionCallInfo fcinfo, const char *name)
 {
-	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_format3_log_deserialize");
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
 
 	PG_RETURN_POINTER(tlbf_format3_log_from_bytes(PG_GETARG_BYTEA_PP(0), aggcontext,
 												  aggregation_of(fcinfo)));
+}
+
+/*
+ * The SQL functions: tlbf_agg("any", ...)'s (its C names since 1.0) and
+ * tlbf_agg_format3's without a capacity, the same steps.
+ */
+Datum
+tlbf_agg_trans(PG_FUNCTION_ARGS)
+{
+	return log_trans(fcinfo, "tlbf_agg_trans");
+}
+
+Datum
+tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
+{
+	return log_trans(fcinfo, "tlbf_agg_format3_log_trans");
+}
+
+Datum
+tlbf_agg_final(PG_FUNCTION_ARGS)
+{
+	return log_final(fcinfo, "tlbf_agg_final");
+}
+
+Datum
+tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
+{
+	return log_final(fcinfo, "tlbf_agg_format3_log_final");
+}
+
+Datum
+tlbf_agg_combine(PG_FUNCTION_ARGS)
+{
+	return log_combine(fcinfo, "tlbf_agg_combine");
+}
+
+Datum
+tlbf_agg_format3_log_combine(PG_FUNCTION_ARGS)
+{
+	return log_combine(fcinfo, "tlbf_agg_format3_log_combine");
+}
+
+Datum
+tlbf_agg_serialize(PG_FUNCTION_ARGS)
+{
+	return log_serialize(fcinfo, "tlbf_agg_serialize");
+}
+
+Datum
+tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
+{
+	return log_serialize(fcinfo, "tlbf_agg_format3_log_serialize");
+}
+
+Datum
+tlbf_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	return log_deserialize(fcinfo, "tlbf_agg_deserialize");
+}
+
+Datum
+tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
+{
+	return log_deserialize(fcinfo, "tlbf_agg_format3_log_deserialize");
 }

@@ -56,6 +56,11 @@ typedef struct HashLog
 	GenerationLog *last;		/* the log the last row went to */
 	bool		deserialized;	/* made from bytes by the aggregation that
 								 * combines it, in its memory */
+	TbFilter   *window;			/* in a window, where the final function is
+								 * called after each row: the filter rows
+								 * go into as they come (tb_insert), and
+								 * no hash is kept; else NULL */
+	TlbfMemory	window_memory;
 	GenerationLog logs[TB_MAX_SLOTS];	/* generation g in logs[g mod slots] */
 } HashLog;
 

@@ -10,15 +10,13 @@
  * the coordinator only if its state is of a real type (not internal) with
  * a combine function: each shard's partial state then crosses as that
  * type's text or binary form, and the coordinator combines them.  The
- * state is the one tlbf_agg("any", ...) keeps (aggregates.c); here it lives
- * in an expanded object (utils/expandeddatum.h), which the executor keeps
- * from row to row without copying, and its flat form, in which it crosses
- * between processes and nodes, is what tlbf_agg_state_serialize makes: the
- * rows, in at most a few ascending runs (so that the final aggregation
- * adds every participant's rows in time order, as one server would), or a
- * filter when there are too many (tlbf.agg_send_limit).  The text form is
- * base64.  A flat state from outside is checked byte by byte (its header,
- * runs and rows, or the filter) before it is used.
+ * state lives in an expanded object (utils/expandeddatum.h), which the
+ * executor keeps from row to row without copying: tlbf_agg's is the keys'
+ * hashes that tlbf_agg("any", ...) keeps too (agg_format3_log.c), whose
+ * flat form is tlbf_format3_log_bytes's; tlbf_union_agg's is its filters
+ * (aggregates.c), whose flat form is their union.  The text form is
+ * base64.  A flat state from outside is checked byte by byte before it is
+ * used, and a function of one kind refuses a state of the other.
  *
  * The transition function is called with the item's type known from the
  * call site, or, under Citus, from its own declaration (Citus calls it
@@ -143,8 +141,8 @@ check_kind(const ExpandedState *expanded, bool hashes)
 {
 	if ((expanded->hashes != NULL) != hashes)
 		tlbf_agg_bad_state(hashes ?
-						   "tlbf_agg_format3 without a capacity keeps hashes, not this state's rows or filters." :
-						   "This state holds hashes of tlbf_agg_format3 without a capacity, not rows or filters.");
+						   "tlbf_agg keeps its rows' hashes, not this state's filters." :
+						   "This state holds tlbf_agg's hashes, not tlbf_union_agg's filters.");
 }
 
 /*
@@ -182,34 +180,16 @@ state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate, bool hashes)
 	return expanded;
 }
 
-/* tlbf_agg(item, at, span [, error_rate]) for an item of a declared type. */
-Datum
-tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_trans");
-	ExpandedState *expanded;
-
-	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
-	{
-		if (PG_ARGISNULL(0))
-			PG_RETURN_NULL();
-		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	}
-	expanded = state_to_change(fcinfo, aggregate, false);
-	tlbf_agg_state_add_row(expanded->state, fcinfo, expanded->hdr.eoh_context);
-	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
-}
-
 /*
- * tlbf_agg_format3(item, at, span [, error_rate]) without a capacity, for
- * an item of a declared type: the keys' hashes (agg_format3_log.c), which
- * travel between processes and nodes as the flat form.  The first row
- * makes the state, from its parameters.
+ * tlbf_agg(item, at, span [, error_rate]) for an item of a declared type
+ * (and tlbf_agg_format3 without a capacity, the same): the keys' hashes
+ * (agg_format3_log.c), which travel between processes and nodes as the
+ * flat form.  The first row makes the state, from its parameters.
  */
-Datum
-tlbf_agg_format3_log_typed_trans(PG_FUNCTION_ARGS)
+static Datum
+log_typed_trans(FunctionCallInfo fcinfo, const char *name)
 {
-	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_format3_log_typed_trans");
+	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, name);
 	ExpandedState *expanded;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
@@ -229,6 +209,18 @@ tlbf_agg_format3_log_typed_trans(PG_FUNCTION_ARGS)
 	expanded->hashes->aggstate = aggregation_of(fcinfo);
 	tlbf_format3_log_add_row(expanded->hashes, fcinfo);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
+}
+
+Datum
+tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
+{
+	return log_typed_trans(fcinfo, "tlbf_agg_typed_trans");
+}
+
+Datum
+tlbf_agg_format3_log_typed_trans(PG_FUNCTION_ARGS)
+{
+	return log_typed_trans(fcinfo, "tlbf_agg_format3_log_typed_trans");
 }
 
 Datum

@@ -1,12 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * aggregates.c
- *	  The state of tlbf_agg(item, at, span [, error_rate]) and
- *	  tlbf_union_agg(tlbf) (agg_state.h), and the functions of
- *	  tlbf_agg("any", ...), whose state is internal: transition, final,
- *	  combine, serialize and deserialize, as parallel aggregation needs.
- *	  The typed forms and tlbf_union_agg keep the same state in a type of
- *	  its own, which Citus can split (agg_state_type.c).
+ *	  The state of tlbf_union_agg(tlbf) (agg_state.h), kept in a type of
+ *	  its own which Citus can split (agg_state_type.c), and the row log
+ *	  that tlbf_agg kept until 1.5.
+ *
+ * Since 1.5 tlbf_agg keeps its rows' hashes (agg_format3_log.c).  The
+ * courses below are what it did before, for formats 1 and 2, and go with
+ * the rest of the row log (agg_rows.c, agg_build.c; issue 36): only
+ * tlbf_union_agg's filters, tlbf_union_agg_trans (1.3's transition
+ * function) and a flat state of rows from outside still reach them.
  *
  * tlbf_agg's result is the filter that adding its rows one by one in time
  * order gives, whatever order the plan delivers them in: a filter's slices
@@ -75,12 +78,7 @@
 
 #include "core/tb.h"
 
-PG_FUNCTION_INFO_V1(tlbf_agg_trans);
 PG_FUNCTION_INFO_V1(tlbf_union_agg_trans);
-PG_FUNCTION_INFO_V1(tlbf_agg_final);
-PG_FUNCTION_INFO_V1(tlbf_agg_combine);
-PG_FUNCTION_INFO_V1(tlbf_agg_serialize);
-PG_FUNCTION_INFO_V1(tlbf_agg_deserialize);
 
 /*
  * The most a participant of a partial aggregation sends as rows
@@ -829,24 +827,6 @@ tlbf_agg_state_create(MemoryContext context)
 	return new_state(context);
 }
 
-Datum
-tlbf_agg_trans(PG_FUNCTION_ARGS)
-{
-	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_trans");
-	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
-
-	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
-	{
-		if (state == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
-	}
-	if (state == NULL)
-		state = new_state(context);
-	tlbf_agg_state_add_row(state, fcinfo, context);
-	PG_RETURN_POINTER(state);
-}
-
 /*
  * tlbf_union_agg's transition function up to 1.3 (1.4 keeps its state in
  * tlbf_agg_state); a database not yet updated still calls it.
@@ -925,18 +905,6 @@ tlbf_agg_state_result(TlbfAggState *state, MemoryContext context)
 	if (state_is_empty(state))
 		return NULL;
 	return (struct varlena *) state_value(state, context);
-}
-
-Datum
-tlbf_agg_final(PG_FUNCTION_ARGS)
-{
-	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_final");
-	TlbfAggState *state = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
-	struct varlena *result = state == NULL ? NULL : tlbf_agg_state_result(state, context);
-
-	if (result == NULL)
-		PG_RETURN_NULL();
-	PG_RETURN_POINTER(result);
 }
 
 static ReceivedRows *
@@ -1042,25 +1010,6 @@ tlbf_agg_state_combine(TlbfAggState *into, TlbfAggState *from, MemoryContext con
  * Combine two partial states.  Either may be NULL (a worker that saw no
  * rows).
  */
-Datum
-tlbf_agg_combine(PG_FUNCTION_ARGS)
-{
-	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_combine");
-	TlbfAggState *into = PG_ARGISNULL(0) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(0);
-	TlbfAggState *from = PG_ARGISNULL(1) ? NULL : (TlbfAggState *) PG_GETARG_POINTER(1);
-
-	if (from == NULL)
-	{
-		if (into == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(into);
-	}
-	if (into == NULL)
-		into = new_state(context);
-	tlbf_agg_state_combine(into, from, context);
-	PG_RETURN_POINTER(into);
-}
-
 /*
  * A state that logged its rows in one stream of few runs, all in memory,
  * sends that stream as it is: in a distributed plan, where the shard's
@@ -1127,15 +1076,6 @@ tlbf_agg_state_serialize(TlbfAggState *state, MemoryContext context)
 	return (bytea *) state_value(state, context);
 }
 
-Datum
-tlbf_agg_serialize(PG_FUNCTION_ARGS)
-{
-	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_serialize");
-
-	PG_RETURN_BYTEA_P(tlbf_agg_state_serialize((TlbfAggState *) PG_GETARG_POINTER(0),
-											   context));
-}
-
 /*
  * A state from what tlbf_agg_state_serialize made, in 'context', every byte
  * checked: rows (their runs now, their rows now if 'check_rows', else as
@@ -1174,10 +1114,3 @@ tlbf_agg_state_deserialize(const bytea *bytes, MemoryContext context, bool check
 	return state;
 }
 
-Datum
-tlbf_agg_deserialize(PG_FUNCTION_ARGS)
-{
-	MemoryContext context = tlbf_aggregate_context(fcinfo, "tlbf_agg_deserialize");
-
-	PG_RETURN_POINTER(tlbf_agg_state_deserialize(PG_GETARG_BYTEA_PP(0), context, false));
-}

@@ -218,11 +218,13 @@ tlbf_retire(PG_FUNCTION_ARGS)
 	{
 		TbFilter   *blocks;
 
-		if (!tb_retirable(v.v3, at) &&
+		if (!tb_retirable(v.v3, at) && !tb_releasable(v.v3) &&
 			(v.carried == NULL || !tlbf_carried_retirable(v.carried, at)))
 			PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 		blocks = tlbf_bands_copy(v.v3);
 		tb_retire(blocks, at);
+		/* nothing left: the header alone (tb_release) */
+		tb_release(blocks);
 		SET_VARSIZE(blocks, tb_size(blocks));
 		if (v.carried != NULL)
 			PG_RETURN_POINTER(tlbf_carry(blocks, tlbf_carried_after(v.carried, at)));
@@ -287,7 +289,7 @@ tlbf_retirable(PG_FUNCTION_ARGS)
 	{
 		TlbfValue	v = tlbf_arg_value(fcinfo, 0);
 
-		PG_RETURN_BOOL(tb_retirable(v.v3, at) ||
+		PG_RETURN_BOOL(tb_retirable(v.v3, at) || tb_releasable(v.v3) ||
 					   (v.carried != NULL && tlbf_carried_retirable(v.carried, at)));
 	}
 	PG_RETURN_BOOL(tlbf_retirable_slices(f, at) > 0);

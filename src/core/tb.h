@@ -94,6 +94,8 @@ extern double tb_posterior(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_
 extern int64_t tb_oldest_kept(const TbFilter *f, TlbfTime at);
 extern int	tb_retire(TbFilter *f, TlbfTime at);
 extern bool tb_retirable(const TbFilter *f, TlbfTime at);
+extern bool tb_releasable(const TbFilter *f);
+extern bool tb_release(TbFilter *f);
 
 /* tb_merge.c: why two filters cannot be united (the glue words it) */
 typedef enum TbMismatch

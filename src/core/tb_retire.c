@@ -53,6 +53,45 @@ tb_retire(TbFilter *f, TlbfTime at)
 	return emptied;
 }
 
+/* Does the filter have bands, and no generation in any? */
+bool
+tb_releasable(const TbFilter *f)
+{
+	if (f->nbands == 0)
+		return false;
+	for (int i = 0; i < f->nbands; i++)
+		for (int s = 0; s < tb_slots(f); s++)
+			if (tb_bands(f)[i].slot[s].generation != TB_NO_GENERATION)
+				return false;
+	return true;
+}
+
+/*
+ * Drop the bands of a filter that holds no generation any more (after
+ * tb_retire), in place: an idle filter shrinks to its header, as one of
+ * format 2 does.  tb_retire keeps the newest band because its size is the
+ * guess for the next generation when no rate is known; here that guess
+ * moves to the capacity of an undeclared filter (a declared one sizes
+ * every generation from its capacity anyway).  Returns whether it dropped
+ * any; the caller sets the value's length (tb_size).
+ */
+bool
+tb_release(TbFilter *f)
+{
+	if (!tb_releasable(f))
+		return false;
+	if ((f->flags & TB_DECLARED) == 0)
+	{
+		uint64_t	guess = tb_capacity_of(f, tb_bands(f)[f->nbands - 1].nlines);
+
+		f->capacity = guess < TLBF_MAX_CAPACITY / f->generations ?
+			guess * f->generations : TLBF_MAX_CAPACITY;
+	}
+	while (f->nbands > 0)
+		tb_remove_band(f, f->nbands - 1);
+	return true;
+}
+
 /* Would tb_retire(f, at) empty a generation or drop a band? */
 bool
 tb_retirable(const TbFilter *f, TlbfTime at)

@@ -46,7 +46,7 @@ WITH m AS (
 )
 SELECT CASE query WHEN 1 THEN 'hll_add_agg(hll_hash_bigint(g))'
                   WHEN 2 THEN 'tlbf_agg_format3(g, at, ..., 5000000)'
-                  WHEN 3 THEN 'tlbf_agg(g, at, ...), format 2'
+                  WHEN 3 THEN 'tlbf_agg(g, at, ...), no capacity (1.5)'
                   WHEN 4 THEN 'hll_add_agg(... ORDER BY at)'
                   WHEN 5 THEN 'tlbf_agg_format3(... ORDER BY at)'
                   WHEN 6 THEN 'tlbf_agg_format3(g, at, ...), no capacity'
@@ -67,7 +67,7 @@ WITH m AS (
 )
 SELECT CASE query WHEN 1 THEN 'hll_add_agg(hll_hash_bigint(g))'
                   WHEN 2 THEN 'tlbf_agg_format3(g, at, ..., 30000000)'
-                  WHEN 3 THEN 'tlbf_agg(g, at, ...), format 2'
+                  WHEN 3 THEN 'tlbf_agg(g, at, ...), no capacity (1.5)'
                   ELSE 'tlbf_agg_format3(g, at, ...), no capacity' END AS query,
        min_ms, median_ms,
        round(min_ms / (SELECT min_ms FROM m WHERE query = 1), 2) AS "x hll, min",
@@ -82,14 +82,14 @@ SELECT tlbf_agg_format3(g, at, '10 hours', 0.01, 5000000) AS f3, tlbf_agg(g, at,
        tlbf_agg_format3(g, at, '10 hours') AS f3u
 FROM f3_rows_5m;
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f3, g, '2024-01-01 10:00+00')) AS "format 3 missed",
-       count(*) FILTER (WHERE NOT tlbf_contains(f2, g, '2024-01-01 10:00+00')) AS "format 2 missed",
+       count(*) FILTER (WHERE NOT tlbf_contains(f2, g, '2024-01-01 10:00+00')) AS "tlbf_agg missed",
        count(*) FILTER (WHERE NOT tlbf_contains(f3u, g, '2024-01-01 10:00+00')) AS "no capacity missed"
 FROM f3_built, f3_rows_5m;
 SELECT round(100.0 * count(*) FILTER (WHERE tlbf_contains(f3, g, '2024-01-01 10:00+00')) / count(*), 2) AS "format 3 FPR %",
-       round(100.0 * count(*) FILTER (WHERE tlbf_contains(f2, g, '2024-01-01 10:00+00')) / count(*), 2) AS "format 2 FPR %",
+       round(100.0 * count(*) FILTER (WHERE tlbf_contains(f2, g, '2024-01-01 10:00+00')) / count(*), 2) AS "tlbf_agg FPR %",
        round(100.0 * count(*) FILTER (WHERE tlbf_contains(f3u, g, '2024-01-01 10:00+00')) / count(*), 2) AS "no capacity FPR %",
        (SELECT length(f3::bytea) + 4 FROM f3_built) AS "format 3 bytes",
-       (SELECT length(f2::bytea) + 4 FROM f3_built) AS "format 2 bytes",
+       (SELECT length(f2::bytea) + 4 FROM f3_built) AS "tlbf_agg bytes",
        (SELECT length(f3u::bytea) + 4 FROM f3_built) AS "no capacity bytes"
 FROM f3_built, generate_series(100000001, 101000000) g;
 SELECT (SELECT f3::bytea FROM f3_built) =
@@ -114,7 +114,7 @@ WITH m AS (
 SELECT CASE query WHEN 1 THEN 'hll_add_agg(hll_hash_bigint(g))'
                   WHEN 2 THEN 'tlbf_agg_format3(g, at, ..., 30)'
                   WHEN 3 THEN 'tlbf_agg_format3(g, at, ...), no capacity'
-                  ELSE 'tlbf_agg(g, at, ...), format 2' END AS query,
+                  ELSE 'tlbf_agg(g, at, ...), no capacity (1.5)' END AS query,
        min_ms, median_ms,
        round(min_ms / (SELECT min_ms FROM m WHERE query = 1), 2) AS "x hll, min",
        round(median_ms / (SELECT median_ms FROM m WHERE query = 1), 2) AS "x hll, median"

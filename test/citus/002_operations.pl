@@ -92,9 +92,15 @@ is(query(q{SELECT tlbf_contains(f, '77') FROM visits_f WHERE user_id = 600}), 't
 
 # ---- 2. maintenance --------------------------------------------------------
 # filters whose keys are 2 hours to 50 minutes old, for a one-hour span:
-# each has expired slices to give back
-my $stale_filters = q{(SELECT tlbf_agg(g, now() - interval '2 hours' + g * interval '1 s', '1 hour')
+# each has expired slices to give back (of format 2, built row by row:
+# tlbf_agg builds format 3, whose values give bytes back once idle)
+my $stale_filters = q{(SELECT public.agg2(g, now() - interval '2 hours' + g * interval '1 s' ORDER BY g)
                       FROM generate_series(1, 4000) g)};
+query(q{
+	CREATE FUNCTION add_row2(f tlbf, item int, at timestamptz) RETURNS tlbf
+	    LANGUAGE sql AS $$ SELECT tlbf_add(coalesce(f, tlbf_create('1 hour')), item, at) $$;
+	CREATE AGGREGATE agg2(int, timestamptz) (SFUNC = add_row2, STYPE = tlbf);
+});
 query(qq{
 	CREATE ROLE app LOGIN;
 	GRANT CREATE ON SCHEMA public TO app;

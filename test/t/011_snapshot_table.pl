@@ -117,9 +117,12 @@ my $log_offset = -s $node->logfile;
 # A filter of a few slices (2000 keys over 40 minutes), as a value.
 $node->safe_psql('a', qq{
 	SET client_min_messages = error;
+	CREATE FUNCTION pg_temp.add_row2(f tlbf, item int, at timestamptz) RETURNS tlbf
+	    LANGUAGE sql AS \$\$ SELECT tlbf_add(coalesce(f, tlbf_create('1 hour')), item, at) \$\$;
+	CREATE AGGREGATE pg_temp.agg2(int, timestamptz) (SFUNC = pg_temp.add_row2, STYPE = tlbf);
 	INSERT INTO tlbf_shared_filters (name, filter, region_bytes, saved_at)
 	SELECT r.name, v.f, r.region, now()
-	FROM (SELECT tlbf_agg(i, now() - interval '40 minutes' + i * interval '1 second', '1 hour') AS f
+	FROM (SELECT pg_temp.agg2(i, now() - interval '40 minutes' + i * interval '1 second' ORDER BY i) AS f
 	      FROM generate_series(1, 2000) i) v,
 	     LATERAL (VALUES $rows) AS r(name, region);
 });

@@ -512,6 +512,41 @@ test_fold_to_fit(void **state)
 }
 
 /*
+ * tb_release: a filter whose generations have all been retired drops its
+ * bands (its value is the header alone), keeps the newest band's size as
+ * its guess, and takes keys again; one with a generation left keeps them.
+ */
+static void
+test_release(void **state)
+{
+	TbTest		t;
+	TlbfTime	at = START;
+
+	tt_create(&t, HOUR, 0.01, 1000, false);
+	for (long i = 0; i < 20000; i++)
+	{
+		at += 100000;
+		tt_add(&t, (uint64_t) i, at);
+	}
+	assert_false(tb_releasable(t.f));
+	assert_false(tb_release(t.f));
+	tb_retire(t.f, at + HOUR / 2);
+	assert_false(tb_releasable(t.f));
+	tb_retire(t.f, at + 3 * HOUR);
+	assert_true(tb_releasable(t.f));
+	assert_true(tb_release(t.f));
+	assert_int_equal(t.f->nbands, 0);
+	assert_true(t.f->capacity > 1000);
+	tb_assert_valid(t.f, "a released filter");
+	assert_false(tb_releasable(t.f));
+	tt_add(&t, 7, at + 3 * HOUR);
+	assert_true(tt_has(&t, 7, at + 3 * HOUR));
+	assert_int_equal(t.f->nbands, 1);
+	tb_assert_valid(t.f, "a released filter that took a key");
+	tt_free(&t);
+}
+
+/*
  * A size cap: bands that would pass it are not started (a full piece takes
  * more keys instead: the error rate rises, no key is lost); without
  * keep_live, the oldest bands make room for a new one.
@@ -861,6 +896,7 @@ main(void)
 		cmocka_unit_test(test_exact_unions),
 		cmocka_unit_test(test_unions_of_other_sizes),
 		cmocka_unit_test(test_fold_to_fit),
+		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_cap_never_drops_for_nothing),
 		cmocka_unit_test(test_union_into_empty_under_cap),
