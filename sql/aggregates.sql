@@ -85,9 +85,11 @@ WHERE a.site = 'site-0' AND b.site = 'site-2' AND v.site IN ('site-0', 'site-2')
 SELECT tlbf_info(f || f)->'bands' = tlbf_info(f)->'bands' AS self_union_same_bits
 FROM per_site WHERE site = 'site-0';
 SELECT tlbf_union(f, NULL) IS NULL AS null_union FROM per_site WHERE site = 'site-0';
-SELECT tlbf_create('1 hour') || tlbf_create('2 hours');
-SELECT outcome($$SELECT tlbf_union(tlbf_create('1 hour'), tlbf_create('1 day'))$$);
-SELECT tlbf_info(tlbf_create('1 hour', 0.01) || tlbf_create('1 hour', 0.001))->'k' AS union_k;
+-- (unions of format 2 below, made by tlbf_create_format2; of format 3:
+-- pg_regress format3)
+SELECT tlbf_create_format2('1 hour') || tlbf_create_format2('2 hours');
+SELECT outcome($$SELECT tlbf_union(tlbf_create_format2('1 hour'), tlbf_create_format2('1 day'))$$);
+SELECT tlbf_info(tlbf_create_format2('1 hour', 0.01) || tlbf_create_format2('1 hour', 0.001))->'k' AS union_k;
 
 -- Union of per-day filters, and across groups with tlbf_union_agg.
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(u.f, v.user_id, '2024-01-01 02:00+00')) AS missed
@@ -103,9 +105,9 @@ FROM (SELECT f FROM per_site UNION ALL SELECT NULL) s;
 -- it was not).
 SELECT tlbf_contains(u, 2, '2024-01-01 11:30+00') AS older_key_found,
        (tlbf_info(u)->>'slice_count')::int > 0 AS has_slices
-FROM (SELECT tlbf_union(tlbf_retire(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 12:00+00'),
+FROM (SELECT tlbf_union(tlbf_retire(tlbf_add(tlbf_create_format2('1 hour'), 1, '2024-01-01 12:00+00'),
                                     '2024-01-01 14:00+00'),
-                        tlbf_add(tlbf_create('1 hour'), 2, '2024-01-01 11:00+00')) AS u) s;
+                        tlbf_add(tlbf_create_format2('1 hour'), 2, '2024-01-01 11:00+00')) AS u) s;
 
 -- A union of more filters than the format has slices for: the oldest slices
 -- go, counted and warned about, as under the size cap; the newest filter's
@@ -113,7 +115,7 @@ FROM (SELECT tlbf_union(tlbf_retire(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-
 SELECT (tlbf_info(u)->>'slice_count')::int AS slice_count,
        (tlbf_info(u)->>'truncated')::int > 0 AS truncated,
        tlbf_contains(u, 7000, '2024-01-01 00:01+00') AS newest_key_found
-FROM (SELECT tlbf_union_agg(tlbf_add(tlbf_create('10 minutes'), g, '2024-01-01'::timestamptz + g * interval '1 ms')) AS u
+FROM (SELECT tlbf_union_agg(tlbf_add(tlbf_create_format2('10 minutes'), g, '2024-01-01'::timestamptz + g * interval '1 ms')) AS u
       FROM generate_series(1, 7000) g) s;
 
 -- Parallel plans: partial aggregates under Gather, the same answers.

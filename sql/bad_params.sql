@@ -1,51 +1,53 @@
 -- Bad parameters and bad values: a clear ERROR with the right SQLSTATE.
+-- (Filters of format 2, made by tlbf_create_format2, as tlbf_create made
+-- them until 1.5; tlbf_create's format 3: pg_regress format3.)
 SET TimeZone = 'UTC';
 
 SELECT q AS query, outcome(q) FROM (VALUES
-    ($$SELECT tlbf_create('1 hour', 0)$$),
-    ($$SELECT tlbf_create('1 hour', 0.6)$$),
-    ($$SELECT tlbf_create('1 hour', -0.01)$$),
-    ($$SELECT tlbf_create('1 hour', 'NaN')$$),
-    ($$SELECT tlbf_create('1 hour', 'Infinity')$$),
-    ($$SELECT tlbf_create('1 hour', 1e-12)$$),
-    ($$SELECT tlbf_create('0')$$),
-    ($$SELECT tlbf_create('-1 hour')$$),
-    ($$SELECT tlbf_create('1 month')$$),
-    ($$SELECT tlbf_create('1 year 1 day')$$),
-    ($$SELECT tlbf_create('200 years'::interval - '1 month'::interval + '1 month')$$),
-    ($$SELECT tlbf_create('1 hour', 0.01, 0)$$),
-    ($$SELECT tlbf_create('1 hour', 0.01, -5)$$),
-    ($$SELECT tlbf_create('1 hour', 0.01, 9223372036854775807)$$),
+    ($$SELECT tlbf_create_format2('1 hour', 0)$$),
+    ($$SELECT tlbf_create_format2('1 hour', 0.6)$$),
+    ($$SELECT tlbf_create_format2('1 hour', -0.01)$$),
+    ($$SELECT tlbf_create_format2('1 hour', 'NaN')$$),
+    ($$SELECT tlbf_create_format2('1 hour', 'Infinity')$$),
+    ($$SELECT tlbf_create_format2('1 hour', 1e-12)$$),
+    ($$SELECT tlbf_create_format2('0')$$),
+    ($$SELECT tlbf_create_format2('-1 hour')$$),
+    ($$SELECT tlbf_create_format2('1 month')$$),
+    ($$SELECT tlbf_create_format2('1 year 1 day')$$),
+    ($$SELECT tlbf_create_format2('200 years'::interval - '1 month'::interval + '1 month')$$),
+    ($$SELECT tlbf_create_format2('1 hour', 0.01, 0)$$),
+    ($$SELECT tlbf_create_format2('1 hour', 0.01, -5)$$),
+    ($$SELECT tlbf_create_format2('1 hour', 0.01, 9223372036854775807)$$),
     ($$SELECT tlbf_create('1 hour', 0.01, 1000, 10)$$),
     ($$SELECT tlbf_create('1 hour', 0.01, 1000, NULL, 10)$$),
     ($$SELECT tlbf_create('1 hour', 0.01, 1000, 0, 10)$$),
     ($$SELECT tlbf_create('1 hour', 0.01, 1000, 41, 10)$$),
     ($$SELECT tlbf_create('1 hour', 0.01, 1000, 10, 2000)$$),
-    ($$SELECT tlbf_add(tlbf_create('1 hour'), 1, 'infinity')$$),
-    ($$SELECT tlbf_add(tlbf_create('1 hour'), 1, '-infinity')$$),
-    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, 'infinity')$$),
-    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, now(), '2 hours')$$),
-    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, now(), '1 month')$$),
-    ($$SELECT tlbf_contains(tlbf_create('1 hour'), 1, now(), '-1 second')$$),
-    ($$SELECT tlbf_retire(tlbf_create('1 hour'), 'infinity')$$),
-    ($$SELECT tlbf_info(tlbf_create('1 hour'), '-infinity')$$),
+    ($$SELECT tlbf_add(tlbf_create_format2('1 hour'), 1, 'infinity')$$),
+    ($$SELECT tlbf_add(tlbf_create_format2('1 hour'), 1, '-infinity')$$),
+    ($$SELECT tlbf_contains(tlbf_create_format2('1 hour'), 1, 'infinity')$$),
+    ($$SELECT tlbf_contains(tlbf_create_format2('1 hour'), 1, now(), '2 hours')$$),
+    ($$SELECT tlbf_contains(tlbf_create_format2('1 hour'), 1, now(), '1 month')$$),
+    ($$SELECT tlbf_contains(tlbf_create_format2('1 hour'), 1, now(), '-1 second')$$),
+    ($$SELECT tlbf_retire(tlbf_create_format2('1 hour'), 'infinity')$$),
+    ($$SELECT tlbf_info(tlbf_create_format2('1 hour'), '-infinity')$$),
     ($$SELECT 'bm90IGEgZmlsdGVy'::tlbf$$),
     ($$SELECT ''::tlbf$$),
     ($$SELECT '====='::tlbf$$)
 ) AS t(q);
 
 -- The message and hint, in full, for one of them.
-SELECT tlbf_create('1 hour', 0.6);
-SELECT tlbf_create('30 days 1 month');
+SELECT tlbf_create_format2('1 hour', 0.6);
+SELECT tlbf_create_format2('30 days 1 month');
 
 -- The size cap: a filter that could not even start is refused ...
 SET tlbf.max_filter_bytes = '8kB';
-SELECT tlbf_create('1 hour', 0.01, 10000000);
+SELECT tlbf_create_format2('1 hour', 0.01, 10000000);
 -- ... and one that would outgrow it fails (54000): the setting is a limit,
 -- never a size filters are cut to.
 DO $$
 DECLARE
-    f tlbf := tlbf_create('1 hour', 0.01, 100);
+    f tlbf := tlbf_create_format2('1 hour', 0.01, 100);
     added int := 0;
 BEGIN
     FOR i IN 1..20000 LOOP

@@ -1,12 +1,14 @@
 -- Reading values: CAST (tlbf AS bytea), CAST (bytea AS tlbf), and the
 -- one-line tlbf_summary.
+-- (Filters of format 2, made by tlbf_create_format2, as tlbf_create made
+-- them until 1.5; tlbf_create's format 3: pg_regress format3.)
 SET TimeZone = 'UTC';
 
 CREATE TABLE cs_filters (id int, f tlbf);
-INSERT INTO cs_filters VALUES (1, tlbf_create('1 hour'));
+INSERT INTO cs_filters VALUES (1, tlbf_create_format2('1 hour'));
 DO $$
 DECLARE
-    f tlbf := tlbf_create('10 minutes', 0.01, 100);
+    f tlbf := tlbf_create_format2('10 minutes', 0.01, 100);
 BEGIN
     FOR i IN 1..3000 LOOP
         f := tlbf_add(f, i, '2024-01-01 00:00+00'::timestamptz + i * interval '1 second');
@@ -68,8 +70,8 @@ SELECT outcome($$INSERT INTO cs_filters VALUES (9, '\x00'::bytea)$$);
 SELECT split_part(outcome($$SELECT length(f) FROM cs_filters$$), ' (', 1) AS outcome;
 
 -- The summary: one line.  An empty filter ...
-SELECT tlbf_summary(tlbf_create('1 hour'));
-SELECT tlbf_summary(tlbf_create('10 minutes', 0.001));
+SELECT tlbf_summary(tlbf_create_format2('1 hour'));
+SELECT tlbf_summary(tlbf_create_format2('10 minutes', 0.001));
 -- ... a filled one, asked at its last insertion and after its span, when
 -- nothing is live ...
 SELECT tlbf_summary(f, '2024-01-01 00:50+00') FROM cs_filters WHERE id = 2;
@@ -97,16 +99,16 @@ SET TimeZone = 'Asia/Tokyo';
 SELECT tlbf_summary(f, '2024-01-01 00:50+00') FROM cs_filters WHERE id = 2;
 SET TimeZone = 'UTC';
 -- ... the span in the largest unit that divides it ...
-SELECT span, tlbf_summary(tlbf_create(span::interval)) FROM (VALUES
+SELECT span, tlbf_summary(tlbf_create_format2(span::interval)) FROM (VALUES
     ('1 second'), ('90 seconds'), ('1.5 seconds'), ('0.000001 seconds'), ('36 hours'), ('7 days')
 ) AS s(span);
 -- ... the slices a filter had to drop, if any (the header's count, set in
 -- its bytea form: no size cap drops slices any more) ...
-SELECT tlbf_summary(set_byte(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 00:00+00')::bytea, 60, 16)::tlbf,
+SELECT tlbf_summary(set_byte(tlbf_add(tlbf_create_format2('1 hour'), 1, '2024-01-01 00:00+00')::bytea, 60, 16)::tlbf,
                     '2024-01-01 00:00+00') LIKE '%, truncated 16)' AS summary_names_dropped_slices;
 -- ... and NULL in, NULL out.
 SELECT tlbf_summary(NULL) IS NULL AS null_filter,
-       tlbf_summary(tlbf_create('1 hour'), NULL) IS NULL AS null_time;
+       tlbf_summary(tlbf_create_format2('1 hour'), NULL) IS NULL AS null_time;
 -- A table shown in psql, readably.
 SELECT id, tlbf_summary(f, '2024-01-01 00:50+00') FROM cs_filters ORDER BY id;
 

@@ -121,6 +121,22 @@ SELECT tlbf_info(w.f)->'band_count' AS bands, tlbf_info(tlbf_union(o.f, e.f))->'
         AND NOT tlbf_contains(tlbf_union(o.f, e.f), key, '2024-01-01 01:00+00')) AS missed
 FROM shards3 w, shards3 o, shards3 e WHERE w.part = 0 AND o.part = 1 AND e.part = 2;
 
+-- tlbf_create makes format 3 since 1.5: tlbf_create_format3's value for the
+-- same span, error rate and capacity (a guess); given k and l (the paper's
+-- parameters), format 2, as tlbf_create_format2 does without them; a span
+-- of a few microseconds has one generation; its arguments are checked as
+-- before.
+SELECT tlbf_create('1 hour')::bytea = tlbf_create_format3('1 hour')::bytea AS same_as_format3,
+       tlbf_create('10 minutes', 0.001, 5000)::bytea = tlbf_create_format3('10 minutes', 0.001, 5000)::bytea
+         AS same_with_parameters,
+       tlbf_info(tlbf_create('1 hour', k => 10, l => 25))->'version' AS with_k_and_l,
+       tlbf_info(tlbf_create_format2('1 hour'))->'version' AS format2,
+       tlbf_info(tlbf_add(tlbf_create('1 hour'), 1))->'version' AS after_add;
+SELECT span, tlbf_info(tlbf_create(span::interval))->'generations' AS generations,
+       tlbf_contains(tlbf_add(tlbf_create(span::interval), 1, '2024-01-01'), 1, '2024-01-01') AS found
+FROM (VALUES ('0.000001 seconds'), ('0.000002 seconds'), ('0.000003 seconds'), ('1 hour')) v(span);
+SELECT outcome($$SELECT tlbf_create('1 hour', 0.7)$$);
+SELECT outcome($$SELECT tlbf_create('1 month')$$);
 -- Unions refused: another span ...
 SELECT tlbf_union(a.f, b.f) FROM empty3 a, empty3 b WHERE a.name = 'hour' AND b.name = 'two hours';
 -- ... and, worded as for format 2 (the same SQLSTATEs), keys of different
@@ -204,8 +220,8 @@ RESET parallel_leader_participation;
 SELECT tlbf_info(d || (d || old))->'declared' AS declared_kept
 FROM carry3, (SELECT tlbf_add(tlbf_create_format3('1 hour', 0.01, 1000, true), 3, '2024-01-01 00:30+00') AS d) s;
 -- refused as a union of format 2 is: another span, keys of another kind
-SELECT new || tlbf_add(tlbf_create('2 hours'), 1, '2024-01-01') FROM carry3;
-SELECT new || tlbf_add(tlbf_create('1 hour'), 'a'::text, '2024-01-01') FROM carry3;
+SELECT new || tlbf_add(tlbf_create_format2('2 hours'), 1, '2024-01-01') FROM carry3;
+SELECT new || tlbf_add(tlbf_create_format2('1 hour'), 'a'::text, '2024-01-01') FROM carry3;
 -- tlbf_agg_format3's states carry nothing (a user's aggregate may pass one)
 SELECT format('CREATE AGGREGATE pg_temp.onto_carrier2(item int, at timestamptz, span interval, error_rate float8, capacity bigint) ('
               'SFUNC = tlbf_agg_format3_trans, STYPE = tlbf, INITCOND = %L)', u::text) AS ddl FROM carry3 \gset
@@ -350,7 +366,7 @@ SELECT tlbf_union_agg(f) IS NULL AS nothing_to_unite FROM parts3 WHERE part < 0;
 -- with no slice, it is not carried)
 SELECT tlbf_union_agg(f ORDER BY part)::bytea = (SELECT f FROM serial3)::bytea AS empty_format2_last,
        tlbf_union_agg(f ORDER BY part DESC)::bytea = (SELECT f FROM serial3)::bytea AS empty_format2_first
-FROM (SELECT part, f FROM parts3 UNION ALL SELECT 20, tlbf_create('1 hour')) u;
+FROM (SELECT part, f FROM parts3 UNION ALL SELECT 20, tlbf_create_format2('1 hour')) u;
 SELECT tlbf_union_agg(f) FROM empty3;
 -- every key of the last hour found, ~1% of 100,000 others
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, '2024-01-01 01:06:40+00')) AS missed

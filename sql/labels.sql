@@ -17,14 +17,14 @@ ORDER BY p.proname COLLATE "C", pg_get_function_identity_arguments(p.oid) COLLAT
 SET TimeZone = 'UTC';
 SET extra_float_digits = 1;
 CREATE TEMP TABLE info_before AS
-SELECT tlbf_info(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 12:00+00'), '2024-01-01 12:30+00') AS i;
+SELECT tlbf_info(tlbf_add(tlbf_create_format2('1 hour'), 1, '2024-01-01 12:00+00'), '2024-01-01 12:30+00') AS i;
 SET TimeZone = 'Asia/Tokyo';
 SET extra_float_digits = -15;
 SELECT b.i->>'newest' AS newest_utc, a.i->>'newest' AS newest_tokyo,
        b.i->>'bits_per_live_item' AS bits_per_item_shortest,
        a.i->>'bits_per_live_item' AS bits_per_item_1_digit
 FROM info_before b,
-     LATERAL (SELECT tlbf_info(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 12:00+00'),
+     LATERAL (SELECT tlbf_info(tlbf_add(tlbf_create_format2('1 hour'), 1, '2024-01-01 12:00+00'),
                                '2024-01-01 12:30+00') AS i) a;
 RESET TimeZone;
 RESET extra_float_digits;

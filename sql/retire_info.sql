@@ -1,4 +1,6 @@
 -- tlbf_info and tlbf_retire.
+-- (Filters of format 2, made by tlbf_create_format2, as tlbf_create made
+-- them until 1.5; tlbf_create's format 3: pg_regress format3.)
 SET TimeZone = 'UTC';
 
 -- Ten minutes of keys, one per second, in a 5-minute filter.
@@ -8,7 +10,7 @@ FROM generate_series(1, 600) g;
 CREATE TABLE filter (f tlbf);
 DO $$
 DECLARE
-    f tlbf := tlbf_create('5 minutes', 0.01, 300);
+    f tlbf := tlbf_create_format2('5 minutes', 0.01, 300);
     r record;
 BEGIN
     FOR r IN SELECT * FROM stream ORDER BY at LOOP

@@ -21,7 +21,7 @@ END $$;
 CREATE FUNCTION add_row2(f tlbf, item anyelement, at timestamptz, span interval, error_rate float8)
     RETURNS tlbf LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN item IS NULL OR at IS NULL THEN f
-                ELSE tlbf_add(coalesce(f, tlbf_create(span, error_rate)), item, at) END $$;
+                ELSE tlbf_add(coalesce(f, tlbf_create_format2(span, error_rate)), item, at) END $$;
 CREATE FUNCTION add_row2(f tlbf, item anyelement, at timestamptz, span interval)
     RETURNS tlbf LANGUAGE sql IMMUTABLE AS $$ SELECT add_row2(f, item, at, span, 0.01) $$;
 CREATE AGGREGATE agg2(anyelement, timestamptz, interval) (SFUNC = add_row2, STYPE = tlbf);

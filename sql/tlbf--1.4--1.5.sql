@@ -84,9 +84,20 @@ COMMENT ON FUNCTION tlbf_shared_stats_reset(text) IS
 REVOKE EXECUTE ON FUNCTION tlbf_shared_stats(), tlbf_shared_stats_reset(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tlbf_shared_stats() TO tlbf_user;
 GRANT EXECUTE ON FUNCTION tlbf_shared_stats_reset(text) TO tlbf_admin;
+-- Format 2, the paper's layout, as tlbf_create made it until 1.5 (1.5):
+-- for comparisons, tests, and filters to unite slice by slice with stored
+-- ones of format 2.  The same labels as tlbf_create.
+CREATE FUNCTION tlbf_create_format2(span interval,
+                                    error_rate float8 DEFAULT 0.01,
+                                    capacity bigint DEFAULT 1000)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tlbf_create_format2(interval, float8, bigint) IS
+    'an empty filter of format 2 (the paper''s layout), as tlbf_create made until 1.5';
 
--- Format 3 (1.5, in development: issue 36, docs/format.md): made on request
--- until every function takes it, then by tlbf_create and tlbf_agg.
+
+-- Format 3 (1.5: issue 36, docs/format.md), with more choices than
+-- tlbf_create and tlbf_agg give (which make it too since 1.5).
 -- IMMUTABLE as tlbf_create; STRICT: a NULL argument gives NULL.
 CREATE FUNCTION tlbf_create_format3(span interval,
                                     error_rate float8 DEFAULT 0.01,

@@ -24,6 +24,7 @@
 
 PG_FUNCTION_INFO_V1(tlbf_create);
 PG_FUNCTION_INFO_V1(tlbf_create_format3);
+PG_FUNCTION_INFO_V1(tlbf_create_format2);
 PG_FUNCTION_INFO_V1(tlbf_add);
 PG_FUNCTION_INFO_V1(tlbf_contains);
 PG_FUNCTION_INFO_V1(tlbf_contains_within);
@@ -33,8 +34,10 @@ PG_FUNCTION_INFO_V1(tlbf_retirable);
 
 /*
  * tlbf_create(span, error_rate, capacity, k, l): an empty filter.  NULL
- * span, error_rate or capacity give NULL; NULL k and l are chosen from
- * error_rate.
+ * span, error_rate or capacity give NULL.  Of format 3 (since 1.5), its
+ * capacity the first generation's guess; with k and l (the paper's
+ * parameters), of format 2.  The arguments are checked as before either
+ * way.
  */
 Datum
 tlbf_create(PG_FUNCTION_ARGS)
@@ -45,7 +48,39 @@ tlbf_create(PG_FUNCTION_ARGS)
 	if (!tlbf_params_from_args(fcinfo, 0, 5, &params))
 		PG_RETURN_NULL();
 	tlbf_params_check_value(&params);
+	if (PG_ARGISNULL(3) && PG_ARGISNULL(4))
+	{
+		TbParams	p3;
+		TbFilter   *f3;
 
+		tlbf_format3_params(&p3, PG_GETARG_INTERVAL_P(0), PG_GETARG_FLOAT8(1),
+							PG_GETARG_INT64(2), false);
+		f3 = palloc(tb_lines_offset(0));
+		tb_init(f3, &p3);
+		SET_VARSIZE(f3, tb_size(f3));
+		PG_RETURN_POINTER(f3);
+	}
+
+	f = palloc(sizeof(Tlbf));
+	tlbf_init(f, &params);
+	tlbf_set_length(f);
+	PG_RETURN_POINTER(f);
+}
+
+/*
+ * tlbf_create_format2(span, error_rate, capacity): an empty filter of
+ * format 2, as tlbf_create made until 1.5 (k and l chosen from
+ * error_rate).  NULL arguments give NULL.
+ */
+Datum
+tlbf_create_format2(PG_FUNCTION_ARGS)
+{
+	TlbfParams	params;
+	Tlbf	   *f;
+
+	if (!tlbf_params_from_args(fcinfo, 0, 3, &params))
+		PG_RETURN_NULL();
+	tlbf_params_check_value(&params);
 	f = palloc(sizeof(Tlbf));
 	tlbf_init(f, &params);
 	tlbf_set_length(f);

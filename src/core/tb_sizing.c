@@ -179,8 +179,10 @@ bool
 tb_check_params(TbParams *params, TlbfProblem *problem)
 {
 	problem->hint = NULL;
+	/* (a span of a few microseconds has one generation: each lasts one at least) */
 	if (params->generations == 0)
-		params->generations = TB_DEFAULT_GENERATIONS;
+		params->generations = params->span > 0 && params->span < TB_DEFAULT_GENERATIONS ?
+			1 : TB_DEFAULT_GENERATIONS;
 	if (params->span <= 0 || params->span > TLBF_MAX_SPAN)
 	{
 		problem->message = "span must be positive and at most 100 years";

@@ -98,7 +98,7 @@ my $stale_filters = q{(SELECT public.agg2(g, now() - interval '2 hours' + g * in
                       FROM generate_series(1, 4000) g)};
 query(q{
 	CREATE FUNCTION add_row2(f tlbf, item int, at timestamptz) RETURNS tlbf
-	    LANGUAGE sql AS $$ SELECT tlbf_add(coalesce(f, tlbf_create('1 hour')), item, at) $$;
+	    LANGUAGE sql AS $$ SELECT tlbf_add(coalesce(f, tlbf_create_format2('1 hour')), item, at) $$;
 	CREATE AGGREGATE agg2(int, timestamptz) (SFUNC = add_row2, STYPE = tlbf);
 });
 query(qq{

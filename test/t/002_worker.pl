@@ -44,7 +44,7 @@ $node->safe_psql('postgres', q{
 	-- filters of format 2, built row by row (tlbf_agg builds format 3,
 	-- whose retired values pg_regress format3 checks)
 	CREATE FUNCTION add_row2(f tlbf, item int, at timestamptz, span interval) RETURNS tlbf
-	    LANGUAGE sql AS $$ SELECT tlbf_add(coalesce(f, tlbf_create(span)), item, at) $$;
+	    LANGUAGE sql AS $$ SELECT tlbf_add(coalesce(f, tlbf_create_format2(span)), item, at) $$;
 	CREATE AGGREGATE agg2(int, timestamptz, interval) (SFUNC = add_row2, STYPE = tlbf);
 	CREATE TABLE filters (id int PRIMARY KEY, f tlbf);
 	INSERT INTO filters

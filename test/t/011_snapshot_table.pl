@@ -118,7 +118,7 @@ my $log_offset = -s $node->logfile;
 $node->safe_psql('a', qq{
 	SET client_min_messages = error;
 	CREATE FUNCTION pg_temp.add_row2(f tlbf, item int, at timestamptz) RETURNS tlbf
-	    LANGUAGE sql AS \$\$ SELECT tlbf_add(coalesce(f, tlbf_create('1 hour')), item, at) \$\$;
+	    LANGUAGE sql AS \$\$ SELECT tlbf_add(coalesce(f, tlbf_create_format2('1 hour')), item, at) \$\$;
 	CREATE AGGREGATE pg_temp.agg2(int, timestamptz) (SFUNC = pg_temp.add_row2, STYPE = tlbf);
 	INSERT INTO tlbf_shared_filters (name, filter, region_bytes, saved_at)
 	SELECT r.name, v.f, r.region, now()

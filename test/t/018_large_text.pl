@@ -20,7 +20,7 @@ $node->safe_psql('postgres', q{
 	CREATE EXTENSION tlbf;
 	SET tlbf.max_filter_bytes = '1GB';
 	CREATE TABLE big AS
-	SELECT tlbf_add(tlbf_create('1 hour', 0.01, 700000000), 1, '2024-01-01 00:00+00') AS f;
+	SELECT tlbf_add(tlbf_create_format2('1 hour', 0.01, 700000000), 1, '2024-01-01 00:00+00') AS f;
 });
 is($node->safe_psql('postgres', q{SELECT (tlbf_info(f)->>'bytes')::bigint > 500000000 FROM big}),
 	't', 'a value of more than 500 MB');
