@@ -64,18 +64,17 @@ SELECT tlbf_summary(filter, moment) FROM moments WHERE moment = '1998-05-01 17:3
 \echo '== ... and in full (tlbf_info)'
 SELECT key, value
 FROM moments, jsonb_each(tlbf_info(filter, moment))
-WHERE moment = '1998-05-01 17:34+00' AND key <> 'slices'
+WHERE moment = '1998-05-01 17:34+00' AND key <> 'bands'
 ORDER BY key;
 
 \echo
-\echo '== Its slices, newest first (first five and last three)'
-SELECT n AS slice, s->'bits' AS bits, s->'inserted' AS inserted,
-       s->'fill_ratio' AS fill_ratio, s->>'updated_at' AS updated_at, s->'expired' AS expired
+\echo '== Its generations (200 seconds each), newest first: the distinct keys of each'
+SELECT (g->>'start')::timestamptz AS generation_start, g->'keys' AS keys, g->'live' AS asked
 FROM moments,
-     jsonb_array_elements(tlbf_info(filter, moment)->'slices') WITH ORDINALITY AS e(s, n)
+     jsonb_array_elements(tlbf_info(filter, moment)->'bands') AS b(band),
+     jsonb_array_elements(band->'generations') AS e(g)
 WHERE moment = '1998-05-01 17:34+00'
-  AND (n <= 5 OR n > jsonb_array_length(tlbf_info(filter, moment)->'slices') - 3)
-ORDER BY n;
+ORDER BY 1 DESC;
 
 \echo
 \echo '== Memory: the filter against the exact set it stands for'
