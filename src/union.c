@@ -63,6 +63,18 @@ report_types(TlbfKeys keys)
 			 errhint("Build the filters from keys of the same type.")));
 }
 
+/* A filter written before 1.4 hashes keys by their own type; 'keys' are the other's. */
+static void
+report_legacy(TlbfKeys keys)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("cannot merge a tlbf filter written before version 1.4 with one that records its kind of key"),
+			 errdetail("The older filter records no kind of key; the other holds %s keys.",
+					   tlbf_keys_description(keys)),
+			 errhint("Rebuild the older filter, or merge once its keys have expired (one span).")));
+}
+
 static void
 report_hashing(const char *what)
 {
@@ -111,12 +123,7 @@ check_same_keys(const Tlbf *const *inputs, int n)
 	 * records its kind converts them: the union could answer neither way.
 	 */
 	if (legacy && first != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("cannot merge a tlbf filter written before version 1.4 with one that records its kind of key"),
-				 errdetail("The older filter records no kind of key; the other holds %s keys.",
-						   tlbf_keys_description(tlbf_keys_of(first))),
-				 errhint("Rebuild the older filter, or merge once its keys have expired (one span).")));
+		report_legacy(tlbf_keys_of(first));
 }
 
 /*
@@ -181,12 +188,7 @@ tlbf_check_carry(const TbFilter *bands, const Tlbf *old)
 	if (bands->inserted == 0 || old->inserted == 0)
 		return;
 	if (b.fields == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("cannot merge a tlbf filter written before version 1.4 with one that records its kind of key"),
-				 errdetail("The older filter records no kind of key; the other holds %s keys.",
-						   tlbf_keys_description(a)),
-				 errhint("Rebuild the older filter, or merge once its keys have expired (one span).")));
+		report_legacy(a);
 	b.tag = a.tag;				/* the seeds are checked apart */
 	if (!tlbf_keys_join(a, b, &joined))
 		report_kinds(tb_keys_of(bands), tlbf_keys_of(old));
