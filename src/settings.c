@@ -21,7 +21,7 @@
  * Read it through tlbf_filter_bytes_cap(): '1GB', its maximum, is one byte
  * more than a value can have.
  */
-int			tlbf_max_filter_bytes = 64 * 1024 * 1024;
+int			tlbf_max_filter_bytes = 256 * 1024 * 1024;
 
 /* The most a partial tlbf_agg sends as rows, in kB; past it, a filter. */
 int			tlbf_agg_send_limit = 256 * 1024;
@@ -70,7 +70,7 @@ tlbf_define_settings(void)
 							"An insertion or union that would grow a filter past it "
 							"fails; below it the setting changes nothing.",
 							&tlbf_max_filter_bytes,
-							64 * 1024 * 1024,
+							256 * 1024 * 1024,
 							8 * 1024,
 							1024 * 1024 * 1024,
 							PGC_USERSET,

@@ -881,6 +881,30 @@ test_params(void **state)
 	p.declared = true;
 	p.capacity = 0;
 	assert_false(tb_check_params(&p, &problem));
+
+	/* a span of fewer microseconds than generations has one generation */
+	p = (TbParams) {2, 0.01, 1000, false, 0, 0};
+	assert_true(tb_check_params(&p, &problem));
+	assert_int_equal(p.generations, 1);
+
+	/*
+	 * One span of 100M keys at 1% (a declared capacity: every generation
+	 * sized for a third of them) fits tlbf.max_filter_bytes' default of
+	 * 256 MB, at about 20 bits a key (docs/reference.md, Configuration).
+	 */
+	{
+		TbParams	big = {HOUR, 0.01, 100000000, true, 0, 0};
+		TbFilter   *header = calloc(1, tb_lines_offset(0));
+		size_t		bytes;
+
+		assert_true(tb_check_params(&big, &problem));
+		tb_init(header, &big);
+		bytes = tb_layout_bytes(header, 1,
+								tb_lines_for(header, big.capacity / big.generations + 1));
+		free(header);
+		assert_true(bytes < (size_t) 256 * 1024 * 1024);
+		assert_true(bytes * 8.0 / 100000000 < 20.5);
+	}
 }
 
 int
