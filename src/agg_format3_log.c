@@ -53,9 +53,9 @@ typedef struct SentLog
 	uint64		n;
 } SentLog;
 
-/* The aggregation calling, or NULL. */
-static AggState *
-aggregation_of(FunctionCallInfo fcinfo)
+/* The aggregation calling (for a hashed one's share of work_mem), or NULL (a window). */
+AggState *
+tlbf_aggregation_of(FunctionCallInfo fcinfo)
 {
 	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) ?
 		(AggState *) fcinfo->context : NULL;
@@ -163,7 +163,7 @@ log_trans(FunctionCallInfo fcinfo, const char *name)
 	}
 	state = PG_ARGISNULL(0) ? tlbf_format3_log_first(fcinfo, aggcontext) :
 		(HashLog *) PG_GETARG_POINTER(0);
-	state->aggstate = aggregation_of(fcinfo);
+	state->aggstate = tlbf_aggregation_of(fcinfo);
 	tlbf_format3_log_add_row(state, fcinfo);
 	PG_RETURN_POINTER(state);
 }
@@ -312,7 +312,7 @@ log_combine(FunctionCallInfo fcinfo, const char *name)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_POINTER(PG_GETARG_POINTER(1));
 	into = (HashLog *) PG_GETARG_POINTER(0);
-	into->aggstate = aggregation_of(fcinfo);
+	into->aggstate = tlbf_aggregation_of(fcinfo);
 	tlbf_hash_log_take(into, (HashLog *) PG_GETARG_POINTER(1));
 	PG_RETURN_POINTER(into);
 }
@@ -505,7 +505,7 @@ log_deserialize(FunctionCallInfo fcinfo, const char *name)
 	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
 
 	PG_RETURN_POINTER(tlbf_format3_log_from_bytes(PG_GETARG_BYTEA_PP(0), aggcontext,
-												  aggregation_of(fcinfo)));
+												  tlbf_aggregation_of(fcinfo)));
 }
 
 /*

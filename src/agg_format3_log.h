@@ -16,6 +16,7 @@
 /* The first bytes of a state's hashes as they travel: "TLBH", little-endian. */
 #define TLBF_HASHES_MAGIC	0x48424C54u
 
+extern AggState *tlbf_aggregation_of(FunctionCallInfo fcinfo);
 extern HashLog *tlbf_format3_log_first(FunctionCallInfo fcinfo, MemoryContext aggcontext);
 extern void tlbf_format3_log_add_row(HashLog *state, FunctionCallInfo fcinfo);
 extern TbFilter *tlbf_format3_log_build(HashLog *state);

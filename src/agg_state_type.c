@@ -95,14 +95,6 @@ state_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
 	memcpy(result, expanded->flat, allocated_size);
 }
 
-/* The aggregation calling, or NULL (a window). */
-static AggState *
-aggregation_of(FunctionCallInfo fcinfo)
-{
-	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) ?
-		(AggState *) fcinfo->context : NULL;
-}
-
 /* An object in a memory context of its own under 'parent', holding no state yet. */
 static ExpandedState *
 new_object(MemoryContext parent)
@@ -206,7 +198,7 @@ log_typed_trans(FunctionCallInfo fcinfo, const char *name)
 	else
 		expanded = state_to_change(fcinfo, aggregate, true);
 	expanded->flat = NULL;
-	expanded->hashes->aggstate = aggregation_of(fcinfo);
+	expanded->hashes->aggstate = tlbf_aggregation_of(fcinfo);
 	tlbf_format3_log_add_row(expanded->hashes, fcinfo);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
 }
@@ -272,10 +264,10 @@ tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 			into = state_to_change(fcinfo, aggregate, true);
 			tlbf_hash_log_take(into->hashes,
 							   tlbf_format3_log_from_bytes(bytes, into->hdr.eoh_context,
-														   aggregation_of(fcinfo)));
+														   tlbf_aggregation_of(fcinfo)));
 		}
 		into->flat = NULL;
-		into->hashes->aggstate = aggregation_of(fcinfo);
+		into->hashes->aggstate = tlbf_aggregation_of(fcinfo);
 		PG_RETURN_DATUM(EOHPGetRWDatum(&into->hdr));
 	}
 	into = state_to_change(fcinfo, aggregate, false);

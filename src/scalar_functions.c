@@ -32,6 +32,31 @@ PG_FUNCTION_INFO_V1(tlbf_contains_now);
 PG_FUNCTION_INFO_V1(tlbf_retire);
 PG_FUNCTION_INFO_V1(tlbf_retirable);
 
+/* An empty filter of format 2 of checked parameters. */
+static Tlbf *
+empty_format2(const TlbfParams *params)
+{
+	Tlbf	   *f = palloc(sizeof(Tlbf));
+
+	tlbf_init(f, params);
+	tlbf_set_length(f);
+	return f;
+}
+
+/* An empty filter of format 3 (tlbf_format3_params checks the arguments). */
+static TbFilter *
+empty_format3(const Interval *span, double error_rate, int64 capacity, bool declared)
+{
+	TbParams	params;
+	TbFilter   *f;
+
+	tlbf_format3_params(&params, span, error_rate, capacity, declared);
+	f = palloc(tb_lines_offset(0));
+	tb_init(f, &params);
+	SET_VARSIZE(f, tb_size(f));
+	return f;
+}
+
 /*
  * tlbf_create(span, error_rate, capacity, k, l): an empty filter.  NULL
  * span, error_rate or capacity give NULL.  Of format 3 (since 1.5), its
@@ -43,28 +68,14 @@ Datum
 tlbf_create(PG_FUNCTION_ARGS)
 {
 	TlbfParams	params;
-	Tlbf	   *f;
 
 	if (!tlbf_params_from_args(fcinfo, 0, 5, &params))
 		PG_RETURN_NULL();
 	tlbf_params_check_value(&params);
 	if (PG_ARGISNULL(3) && PG_ARGISNULL(4))
-	{
-		TbParams	p3;
-		TbFilter   *f3;
-
-		tlbf_format3_params(&p3, PG_GETARG_INTERVAL_P(0), PG_GETARG_FLOAT8(1),
-							PG_GETARG_INT64(2), false);
-		f3 = palloc(tb_lines_offset(0));
-		tb_init(f3, &p3);
-		SET_VARSIZE(f3, tb_size(f3));
-		PG_RETURN_POINTER(f3);
-	}
-
-	f = palloc(sizeof(Tlbf));
-	tlbf_init(f, &params);
-	tlbf_set_length(f);
-	PG_RETURN_POINTER(f);
+		PG_RETURN_POINTER(empty_format3(PG_GETARG_INTERVAL_P(0), PG_GETARG_FLOAT8(1),
+										PG_GETARG_INT64(2), false));
+	PG_RETURN_POINTER(empty_format2(&params));
 }
 
 /*
@@ -76,15 +87,11 @@ Datum
 tlbf_create_format2(PG_FUNCTION_ARGS)
 {
 	TlbfParams	params;
-	Tlbf	   *f;
 
 	if (!tlbf_params_from_args(fcinfo, 0, 3, &params))
 		PG_RETURN_NULL();
 	tlbf_params_check_value(&params);
-	f = palloc(sizeof(Tlbf));
-	tlbf_init(f, &params);
-	tlbf_set_length(f);
-	PG_RETURN_POINTER(f);
+	PG_RETURN_POINTER(empty_format2(&params));
 }
 
 /*
@@ -97,15 +104,8 @@ tlbf_create_format2(PG_FUNCTION_ARGS)
 Datum
 tlbf_create_format3(PG_FUNCTION_ARGS)
 {
-	TbParams	params;
-	TbFilter   *f;
-
-	tlbf_format3_params(&params, PG_GETARG_INTERVAL_P(0), PG_GETARG_FLOAT8(1),
-						PG_GETARG_INT64(2), PG_GETARG_BOOL(3));
-	f = palloc(tb_lines_offset(0));
-	tb_init(f, &params);
-	SET_VARSIZE(f, tb_size(f));
-	PG_RETURN_POINTER(f);
+	PG_RETURN_POINTER(empty_format3(PG_GETARG_INTERVAL_P(0), PG_GETARG_FLOAT8(1),
+									PG_GETARG_INT64(2), PG_GETARG_BOOL(3)));
 }
 
 /* tlbf_add for a format 3 copy: the same steps through its core. */
