@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(fuzz_text fuzz_binary fuzz_deserialize fuzz_union fuzz_operations fuzz_rows fuzz_format3)
+targets=(fuzz_text fuzz_binary fuzz_deserialize fuzz_union fuzz_operations fuzz_format3)
 jobs=$(nproc 2>/dev/null || echo 1)
 case "${1:-}" in
     # 60 s of fuzzing in all, whatever the number of cores

@@ -99,6 +99,9 @@ END $$;
 SELECT refused > 0 AS some_refused, refused + read AS tried FROM damaged_states();
 SELECT 'not base64!'::tlbf_agg_state;
 SELECT encode('\x0102'::bytea, 'base64')::tlbf_agg_state;
+-- A state of rows, as tlbf_agg sent them before 1.5 (a Citus node not yet
+-- updated): refused, saying why.
+SELECT encode(convert_to('TLBR', 'UTF8') || '\x0100000000000000'::bytea, 'base64')::tlbf_agg_state;
 
 -- States sent as text, of two halves of the rows, combined.
 CREATE TABLE sent_filters AS

@@ -13,7 +13,6 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_hash_log.h"
-#include "agg_state.h"
 #include "filter_args.h"
 #include "union.h"
 
@@ -120,11 +119,21 @@ tlbf_hash_log_generation(HashLog *state, int64 g, TlbfTime earliest)
 	return log;
 }
 
-/* The memory a state's chunks may take: tlbf_agg's rule (work_mem, or a group's share). */
+/*
+ * The memory a state's chunks may take: work_mem, or in a hashed
+ * aggregation, which keeps every group's state at once, a group's share of
+ * it (at least 64kB).
+ */
 static Size
 memory_budget(const HashLog *state)
 {
-	return (Size) tlbf_aggregate_memory_kb(state->aggstate) * 1024;
+	const AggState *aggstate = state->aggstate;
+	int			kb = work_mem;
+
+	if (aggstate != NULL && aggstate->aggstrategy != AGG_PLAIN &&
+		aggstate->aggstrategy != AGG_SORTED)
+		kb = Max(work_mem / Max(aggstate->hash_ngroups_current, 1), 64);
+	return (Size) kb * 1024;
 }
 
 static void

@@ -14,7 +14,7 @@
  * executor keeps from row to row without copying: tlbf_agg's is the keys'
  * hashes that tlbf_agg("any", ...) keeps too (agg_format3_log.c), whose
  * flat form is tlbf_format3_log_bytes's; tlbf_union_agg's is its filters
- * (aggregates.c), whose flat form is their union.  The text form is
+ * (agg_union.c), whose flat form is their union.  The text form is
  * base64.  A flat state from outside is checked byte by byte before it is
  * used, and a function of one kind refuses a state of the other.
  *
@@ -27,10 +27,9 @@
  *-------------------------------------------------------------------------
  */
 #include "agg_format3_log.h"
-#include "agg_rows.h"
+#include "agg_union.h"
 #include "filter_args.h"
 #include "type_io.h"
-#include "agg_state.h"
 
 #include "libpq/pqformat.h"
 #include "utils/expandeddatum.h"
@@ -47,15 +46,16 @@ PG_FUNCTION_INFO_V1(tlbf_agg_typed_final);
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_typed_trans);
 
 /*
- * One of two states, in hdr.eoh_context: rows or filters (tlbf_agg,
- * tlbf_union_agg), or the keys' hashes per generation (tlbf_agg_format3
- * without a capacity, agg_format3_log.c).  Their flat forms begin with
- * different magic numbers; a function of one refuses the other.
+ * One of two states, in hdr.eoh_context: tlbf_union_agg's filters
+ * (agg_union.c), or tlbf_agg's keys' hashes per generation
+ * (agg_format3_log.c).  A flat form of hashes begins with a magic number
+ * of its own, one of filters is a tlbf value; a function of one refuses
+ * the other.
  */
 typedef struct ExpandedState
 {
 	ExpandedObjectHeader hdr;
-	TlbfAggState *state;		/* rows or filters, or NULL */
+	UnionState *filters;		/* filters, or NULL */
 	HashLog    *hashes;			/* hashes, or NULL */
 	bytea	   *flat;			/* its flat form, once made, until it changes */
 } ExpandedState;
@@ -80,7 +80,7 @@ state_flat_size(ExpandedObjectHeader *eohptr)
 
 		expanded->flat = expanded->hashes != NULL ?
 			tlbf_format3_log_bytes(expanded->hashes) :
-			tlbf_agg_state_serialize(expanded->state, expanded->hdr.eoh_context);
+			tlbf_union_state_bytes(expanded->filters, expanded->hdr.eoh_context);
 		MemoryContextSwitchTo(old);
 	}
 	return VARSIZE(expanded->flat);
@@ -109,21 +109,21 @@ new_object(MemoryContext parent)
 }
 
 /*
- * A new state under 'parent': empty rows, or made from a flat one of
- * either kind ('check_rows': one from outside; hashes are always checked).
+ * A new state under 'parent': no filters yet, or made from a flat one of
+ * either kind, every byte checked.
  */
 static ExpandedState *
-new_expanded(MemoryContext parent, const bytea *flat, bool check_rows)
+new_expanded(MemoryContext parent, const bytea *flat)
 {
 	ExpandedState *expanded = new_object(parent);
 	MemoryContext context = expanded->hdr.eoh_context;
 
 	if (flat == NULL)
-		expanded->state = tlbf_agg_state_create(context);
+		expanded->filters = tlbf_union_state_create(context);
 	else if (tlbf_format3_log_bytes_are(flat))
 		expanded->hashes = tlbf_format3_log_from_bytes(flat, context, NULL);
 	else
-		expanded->state = tlbf_agg_state_deserialize(flat, context, check_rows);
+		expanded->filters = tlbf_union_state_from_bytes(flat, context);
 	return expanded;
 }
 
@@ -152,7 +152,7 @@ state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext parent)
 	if (VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)) &&
 		DatumGetEOHP(value)->eoh_methods == &state_methods)
 		return (ExpandedState *) DatumGetEOHP(value);
-	return new_expanded(parent, PG_GETARG_BYTEA_PP(argno), false);
+	return new_expanded(parent, PG_GETARG_BYTEA_PP(argno));
 }
 
 /*
@@ -166,7 +166,7 @@ state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate, bool hashes)
 	ExpandedState *expanded = state_arg(fcinfo, 0, aggregate);
 
 	if (expanded == NULL)
-		expanded = new_expanded(aggregate, NULL, false);
+		expanded = new_expanded(aggregate, NULL);
 	check_kind(expanded, hashes);
 	expanded->flat = NULL;
 	return expanded;
@@ -228,8 +228,8 @@ tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
 	expanded = state_to_change(fcinfo, aggregate, false);
-	tlbf_agg_state_add_filter(expanded->state, tlbf_arg_value(fcinfo, 1),
-							  expanded->hdr.eoh_context);
+	tlbf_union_state_add(expanded->filters, tlbf_arg_value(fcinfo, 1),
+						 expanded->hdr.eoh_context);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
 }
 
@@ -237,15 +237,15 @@ tlbf_union_agg_typed_trans(PG_FUNCTION_ARGS)
  * Combine a partial state into the first.  Either may be NULL.  The second
  * is read in its flat form, as it crosses between processes and nodes,
  * also when it comes in memory (a partitionwise plan's partial aggregates
- * run in the same process): its rows, not a filter, join the first's; or
- * its hashes, moved into the first's logs without a copy.
+ * run in the same process): its filters join the first's union, or its
+ * hashes move into the first's logs without a copy.
  */
 Datum
 tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_combine");
 	ExpandedState *into;
-	TlbfAggState *from;
+	UnionState *from;
 	bytea	   *bytes;
 
 	if (PG_ARGISNULL(1))
@@ -258,7 +258,7 @@ tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 	if (tlbf_format3_log_bytes_are(bytes))
 	{
 		if (PG_ARGISNULL(0))
-			into = new_expanded(aggregate, bytes, false);
+			into = new_expanded(aggregate, bytes);
 		else
 		{
 			into = state_to_change(fcinfo, aggregate, true);
@@ -271,8 +271,8 @@ tlbf_agg_typed_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(EOHPGetRWDatum(&into->hdr));
 	}
 	into = state_to_change(fcinfo, aggregate, false);
-	from = tlbf_agg_state_deserialize(bytes, into->hdr.eoh_context, false);
-	tlbf_agg_state_combine(into->state, from, into->hdr.eoh_context);
+	from = tlbf_union_state_from_bytes(bytes, into->hdr.eoh_context);
+	tlbf_union_state_combine(into->filters, from, into->hdr.eoh_context);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&into->hdr));
 }
 
@@ -287,8 +287,7 @@ tlbf_agg_typed_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	if (expanded->hashes != NULL)
 		PG_RETURN_POINTER(tlbf_format3_log_build(expanded->hashes));
-	expanded->flat = NULL;
-	result = tlbf_agg_state_result(expanded->state, expanded->hdr.eoh_context);
+	result = tlbf_union_state_result(expanded->filters);
 	if (result == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_POINTER(result);
@@ -309,7 +308,7 @@ checked_state(const char *data, Size len)
 	flat = palloc(VARHDRSZ + len);
 	SET_VARSIZE(flat, VARHDRSZ + len);
 	memcpy(VARDATA(flat), data, len);
-	expanded = new_expanded(CurrentMemoryContext, flat, true);
+	expanded = new_expanded(CurrentMemoryContext, flat);
 	DeleteExpandedObject(EOHPGetRWDatum(&expanded->hdr));
 	return flat;
 }

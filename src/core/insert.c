@@ -29,7 +29,6 @@
 #include "bits.h"
 #include "sizing.h"
 #include "tlbf.h"
-#include "tlbf_rows.h"
 
 /* Make sure the buffer holds 'size' bytes, growing it if allowed. */
 static TlbfStatus
@@ -288,41 +287,6 @@ make_room(Tlbf **fp, TlbfMemory *memory, TlbfTime now, bool *moved)
 	return TLBF_OK;
 }
 
-/* Where a key's bits lie in the k newest slices: a word and a bit in it. */
-typedef struct KeyBits
-{
-	uint64_t   *word[TLBF_MAX_K];
-	uint8_t		bit[TLBF_MAX_K];
-	bool		found;			/* false: find them again before use */
-} KeyBits;
-
-/*
- * Find where a key's bits lie in the k newest slices, asking the CPU to
- * fetch their words if 'prefetch' (a hint only: nothing is read or
- * written).  A filter with fewer slices has no place for them yet.  Always
- * inlined: to the compiler a prefetch has no effect, and it may drop a call
- * to a function that only prefetches (GCC did, in tlbf_prefetch_insert).
- */
-static inline __attribute__((always_inline)) void
-find_bits(const Tlbf *f, TlbfHash hash, KeyBits *bits, bool prefetch)
-{
-	const TlbfSlice *s = tlbf_slices(f);
-	uint64_t   *words = tlbf_words(f);
-
-	bits->found = f->nslices >= f->k;
-	if (!bits->found)
-		return;
-	for (int i = 0; i < f->k; i++)
-	{
-		uint64_t	pos = tlbf_bit_position(hash, &s[i]);
-
-		bits->word[i] = &words[s[i].offset + (pos >> 6)];
-		bits->bit[i] = (uint8_t) (pos & 63);
-		if (prefetch)
-			__builtin_prefetch(bits->word[i], 1);
-	}
-}
-
 /*
  * Count a key's bit in slice 's', set at time 'now' (was_clear: it was not
  * set before), and what it adds to the generation's load.
@@ -350,27 +314,6 @@ count_key(Tlbf *f, uint64_t load, TlbfTime now)
 	f->gen_left -= load < f->gen_left ? load : f->gen_left;
 	f->inserted = tlbf_add_saturating(f->inserted, 1);
 	f->newest = now;
-}
-
-/*
- * Set a key's bits, found in the filter as it is, at time 'now' (after
- * make_room).
- */
-static inline void
-set_found_bits(Tlbf *f, const KeyBits *bits, TlbfTime now)
-{
-	TlbfSlice  *s = tlbf_slices(f);
-	uint64_t	load = 0;		/* what the new bits add, 16.16 */
-
-	for (int i = 0; i < f->k; i++)
-	{
-		uint64_t	mask = UINT64_C(1) << bits->bit[i];
-		uint64_t	old = *bits->word[i];
-
-		*bits->word[i] = old | mask;
-		count_bit(&s[i], (old & mask) == 0, now, &load);
-	}
-	count_key(f, load, now);
 }
 
 /* A row's time as the filter takes it: never older than its newest. */
@@ -403,80 +346,5 @@ tlbf_insert(Tlbf **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	for (int i = 0; i < f->k; i++)
 		count_bit(&s[i], tlbf_set_bit(words, &s[i], hash), now, &load);
 	count_key(f, load, now);
-	return TLBF_OK;
-}
-
-/*
- * Ask the CPU to fetch the words an insertion of 'hash' will write, so that
- * other work meanwhile (the next row of a scan) does not wait for them.
- */
-void
-tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash)
-{
-	KeyBits		bits;
-
-	find_bits(f, hash, &bits, true);
-}
-
-/*
- * Add rows[0..n) in order; rows[n..n + ahead) come next.  Each row's bits
- * are found, and their words prefetched, TLBF_PREFETCH_ROWS rows before it
- * is added, so that the cache misses of several insertions overlap; they
- * are found again only if the slices changed in between.  Stops at the
- * first row that fails.
- */
-static TlbfStatus
-insert_rows(Tlbf **fp, TlbfMemory *memory, const TlbfRow *rows, size_t n,
-			size_t ahead)
-{
-	KeyBits		ahead_bits[TLBF_PREFETCH_ROWS];
-	size_t		known = n + ahead;
-
-	/* the first rows were prefetched with the rows before them, if any */
-	for (size_t i = 0; i < TLBF_PREFETCH_ROWS && i < known; i++)
-		find_bits(*fp, rows[i].hash, &ahead_bits[i], false);
-	for (size_t i = 0; i < n; i++)
-	{
-		KeyBits    *bits = &ahead_bits[i % TLBF_PREFETCH_ROWS];
-		TlbfTime	now = insertion_time(*fp, rows[i].at);
-		bool		moved = false;
-		TlbfStatus	status = make_room(fp, memory, now, &moved);
-
-		if (status != TLBF_OK)
-			return status;
-		if (moved)
-			for (int j = 0; j < TLBF_PREFETCH_ROWS; j++)
-				ahead_bits[j].found = false;
-		if (!bits->found)
-			find_bits(*fp, rows[i].hash, bits, false);
-		set_found_bits(*fp, bits, now);
-		if (i + TLBF_PREFETCH_ROWS < known)
-			find_bits(*fp, rows[i + TLBF_PREFETCH_ROWS].hash, bits, true);
-	}
-	return TLBF_OK;
-}
-
-/*
- * Take the merge's next rows into the batch, after the rows it holds, and
- * add all but the last TLBF_PREFETCH_ROWS of them (all of them at the
- * merge's end), which it holds for the next call.  On TLBF_OUT_OF_MEMORY or
- * TLBF_OVER_LIMIT the filter holds the rows before the one that failed, and
- * the batch cannot go on.
- */
-TlbfStatus
-tlbf_insert_merged_batch(Tlbf **fp, TlbfMemory *memory, TlbfMergedBatch *batch)
-{
-	size_t		n = batch->held +
-		tlbf_row_merge_fill(batch->merge, batch->rows + batch->held,
-							batch->capacity - batch->held);
-	bool		more = n == batch->capacity;
-	size_t		ready = more ? n - TLBF_PREFETCH_ROWS : n;
-	TlbfStatus	status = insert_rows(fp, memory, batch->rows, ready, n - ready);
-
-	if (status != TLBF_OK)
-		return status;
-	memmove(batch->rows, batch->rows + ready, (n - ready) * sizeof(TlbfRow));
-	batch->held = n - ready;
-	batch->done = !more;
 	return TLBF_OK;
 }

@@ -136,7 +136,6 @@ extern size_t tlbf_first_generation_bytes(const TlbfParams *params);
  */
 extern TlbfStatus tlbf_insert(Tlbf **f, TlbfMemory *memory,
 							  TlbfHash hash, TlbfTime at);
-extern void tlbf_prefetch_insert(const Tlbf *f, TlbfHash hash);
 
 /* query.c */
 extern bool tlbf_query(const Tlbf *f, TlbfHash hash, TlbfTime at,

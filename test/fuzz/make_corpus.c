@@ -25,7 +25,6 @@
 #include "heap_memory.h"
 #include "tb.h"
 #include "tlbf.h"
-#include "tlbf_rows.h"
 
 #include "common/base64.h"
 
@@ -359,100 +358,6 @@ write_raw(const char *target, int n, const Value *v)
 	write_file(target, n, v->name, bytes, len);
 }
 
-/*
- * fuzz_rows: a partial state after its length word (a header, the rows,
- * their runs): rows ascending, a scan that wraps around (two runs), equal
- * times, and the ends of the time range, each with hashes, integer keys
- * and byte keys.
- */
-static void
-write_rows(int n, const char *name, TlbfRowKind kind, const TlbfTime *times,
-		   const int64_t *keys, int nrows)
-{
-	const size_t header_bytes = sizeof(TlbfRowsHeader) - sizeof(uint32_t);
-	uint8_t    *buffer = malloc(header_bytes + (size_t) nrows * TLBF_ROW_MAX_BYTES +
-								TLBF_MAX_SENT_RUNS * sizeof(TlbfSentRun));
-	TlbfRowsHeader header = {0};
-	size_t		len = header_bytes;
-	TlbfRowCoding coding;
-	TlbfRun		runs[TLBF_MAX_SENT_RUNS];
-	int			nruns = 0;
-
-	tlbf_row_coding_init(&coding, kind, 0);
-	for (int i = 0; i < nrows; i++)
-	{
-		char		text[32];
-		TlbfRowKey	key = {keys[i], (const uint8_t *) text, 0};
-		TlbfRow		row = {times[i], tlbf_hash_int64(keys[i], 0)};
-
-		/* byte keys: short ones, and every seventh one longer than 15 */
-		key.len = (uint32_t) snprintf(text, sizeof(text), i % 7 == 0 ? "key-%020lld" : "k%lld",
-									  (long long) keys[i]);
-		if (kind == TLBF_ROWS_BYTES)
-			row.hash = tlbf_hash_bytes(text, key.len, 0);
-		tlbf_note_run(runs, &nruns, TLBF_MAX_SENT_RUNS, len - header_bytes, (uint64_t) i,
-					  &coding, row.at);
-		len += tlbf_row_encode(buffer + len, &coding, &row, &key);
-	}
-	if (nruns > TLBF_MAX_SENT_RUNS)
-		abort();
-	tlbf_rows_put_runs(buffer + len, runs, nruns);
-	len += nruns * sizeof(TlbfSentRun);
-
-	header.magic = TLBF_ROWS_MAGIC;
-	header.version = TLBF_ROWS_VERSION;
-	header.row_kind = (uint16_t) kind;
-	header.nruns = (uint32_t) nruns;
-	header.span = INT64_C(3600000000);
-	header.error_rate = 0.01;
-	header.nrows = (uint64_t) nrows;
-	for (int i = 0; i < nrows; i++)
-	{
-		if (i == 0 || times[i] < header.oldest)
-			header.oldest = times[i];
-		if (i == 0 || times[i] > header.newest)
-			header.newest = times[i];
-	}
-	memcpy(buffer, (char *) &header + sizeof(uint32_t), header_bytes);
-	write_file("fuzz_rows", n, name, buffer, len);
-	free(buffer);
-}
-
-static void
-write_rows_seeds(void)
-{
-	enum
-	{
-		N = 200
-	};
-	TlbfTime	times[N];
-	int64_t		keys[N];
-	int			n = 0;
-
-	for (int kind = TLBF_ROWS_HASHES; kind <= TLBF_ROWS_BYTES; kind++)
-	{
-		for (int i = 0; i < N; i++)
-		{
-			times[i] = INT64_C(757382400000000) + i * INT64_C(100000);
-			keys[i] = i;
-		}
-		write_rows(n++, "ascending", kind, times, keys, N);
-		for (int i = 0; i < N; i++)
-			times[i] = INT64_C(757382400000000) + ((i + N / 3) % N) * INT64_C(100000);
-		write_rows(n++, "wrapped", kind, times, keys, N);
-		for (int i = 0; i < N; i++)
-			times[i] = INT64_C(757382400000000) + (i / 10) * INT64_C(1000000);
-		write_rows(n++, "equal-times", kind, times, keys, N);
-		times[0] = TLBF_TIME_MIN;
-		times[1] = TLBF_TIME_END - 1;
-		times[2] = 0;
-		keys[0] = INT64_MIN;
-		keys[1] = INT64_MAX;
-		keys[2] = 0;
-		write_rows(n++, "extremes", kind, times, keys, 3);
-	}
-}
-
 /* fuzz_union: a length word (24 bits of length, 8 of cap), then a, then b. */
 static void
 write_pair(int n, const Value *a, const Value *b, uint8_t cap)
@@ -592,7 +497,7 @@ int
 main(int argc, char **argv)
 {
 	const char *targets[] = {"fuzz_text", "fuzz_binary", "fuzz_deserialize", "fuzz_union", "fuzz_operations",
-	"fuzz_rows", "fuzz_format3"};
+	"fuzz_format3"};
 	char		path[512];
 	int			n = 0;
 
@@ -669,7 +574,6 @@ main(int argc, char **argv)
 		write_operations(nvalues + i, name, NULL, setup, len);
 	}
 
-	write_rows_seeds();
 	write_format3();
 	printf("make_corpus: %d values, %d union pairs, in %s\n", nvalues, n, out_dir);
 	for (int i = 0; i < nvalues; i++)

@@ -614,37 +614,6 @@ test_union_mismatch(void **state)
 	tf_free(&b);
 }
 
-/*
- * A prefetch is only a hint: on a filter without slices, a growing one and
- * a fully retired one it changes no byte.
- */
-static void
-test_prefetch_changes_nothing(void **state)
-{
-	TestFilter	t;
-	TlbfTime	at = START;
-	Tlbf	   *before;
-
-	tf_create(&t, SPAN, 0.01, 1000);
-	for (int round = 0; round < 3; round++)
-	{
-		before = malloc(tlbf_size(t.f));
-		memcpy(before, t.f, tlbf_size(t.f));
-		tlbf_prefetch_insert(t.f, key_hash(ABSENT_BASE + round));
-		assert_memory_equal(before, t.f, tlbf_size(before));
-		free(before);
-
-		if (round == 0)
-			for (uint64_t key = 0; key < 5000; key++)
-				tf_add(&t, key, at += 10 * 1000);
-		else
-			tlbf_drop_expired(t.f, at + 2 * SPAN);
-		assert_valid(t.f, "a retired filter");
-	}
-	assert_int_equal(t.f->nslices, 0);
-	tf_free(&t);
-}
-
 int
 main(void)
 {
@@ -663,7 +632,6 @@ main(void)
 		cmocka_unit_test(test_union_of_many),
 		cmocka_unit_test(test_union_false_positives),
 		cmocka_unit_test(test_union_mismatch),
-		cmocka_unit_test(test_prefetch_changes_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
