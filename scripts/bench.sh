@@ -109,7 +109,7 @@ section contains_formats "SQL: tlbf_contains on filters of format 2 and 3, 1M an
 section aggregates "SQL: aggregates (tlbf_agg against hll_add_agg; parallel against serial)" \
     scripts/cluster.sh psql -X -q -v ON_ERROR_STOP=1 -f test/bench/sql_aggregates.sql
 
-section agg_format3 "SQL: tlbf_agg_format3 (format 3, with and without a declared capacity) against hll_add_agg and tlbf_agg, serial and parallel (issue 36)" \
+section agg_format3 "SQL: tlbf_agg and tlbf_agg_format3 (format 3, without and with a declared capacity) against hll_add_agg, serial and parallel (issue 36)" \
     scripts/cluster.sh psql -X -q -v ON_ERROR_STOP=1 -f test/bench/sql_agg_format3.sql
 
 section agg_order "SQL: tlbf_agg's result by input order and plan (accuracy and size)" \

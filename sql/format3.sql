@@ -157,7 +157,7 @@ SELECT tlbf_contains(tlbf_create_format3('1 hour') || tlbf_add(tlbf_create_forma
 CREATE TABLE carry3 AS
 SELECT (SELECT agg2(g, '2024-01-01 00:00+00'::timestamptz + g * interval '1.2 s', '1 hour' ORDER BY g)
         FROM generate_series(1, 500) g) AS old,
-       (SELECT tlbf_agg_format3(g, '2024-01-01 00:20+00'::timestamptz + (g - 500) * interval '1.2 s', '1 hour')
+       (SELECT tlbf_agg(g, '2024-01-01 00:20+00'::timestamptz + (g - 500) * interval '1.2 s', '1 hour')
         FROM generate_series(501, 1000) g) AS new;
 ALTER TABLE carry3 ADD COLUMN u tlbf;
 UPDATE carry3 SET u = new || old;
@@ -196,7 +196,7 @@ CREATE TABLE carry3_parts AS
 SELECT part, agg2(g, '2024-01-01 00:00+00'::timestamptz + g * interval '1.2 s', '1 hour' ORDER BY g) AS f
 FROM generate_series(1, 500) g, LATERAL (SELECT g % 4 AS part) p GROUP BY part
 UNION ALL
-SELECT 10 + part, tlbf_agg_format3(g, '2024-01-01 00:20+00'::timestamptz + (g - 500) * interval '1.2 s', '1 hour')
+SELECT 10 + part, tlbf_agg(g, '2024-01-01 00:20+00'::timestamptz + (g - 500) * interval '1.2 s', '1 hour')
 FROM generate_series(501, 1000) g, LATERAL (SELECT g % 4 AS part) p GROUP BY part;
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, g, '2024-01-01 00:40+00')) AS missed,
        tlbf_info(f)->'carries'->'version' AS carried_version
@@ -383,7 +383,7 @@ FROM (SELECT key, tlbf_agg_format3(key, at, '1 hour', 0.01, 1800) OVER (ORDER BY
              tlbf_agg_format3(key::numeric, at, '1 hour', 0.01, 1800) OVER (ORDER BY at) AS fn
       FROM stream3 WHERE key <= 6) w ORDER BY key;
 
--- tlbf_agg_format3(item, at, span [, error_rate]), no capacity: the rows'
+-- tlbf_agg(item, at, span [, error_rate]), no capacity: the rows'
 -- hashes are kept per generation and the filter built at the end, one band
 -- sized for the busiest generation's distinct keys (counted by a sketch).
 -- A stream of 2 hours whose rate goes up tenfold after 40 minutes and
@@ -397,12 +397,12 @@ FROM (SELECT g, CASE WHEN g <= 2400 THEN g * interval '1 s'
                      WHEN g <= 26400 THEN interval '40 min' + (g - 2400) * interval '100 ms'
                      ELSE interval '80 min' + (g - 26400) * interval '1 s' END AS t
       FROM generate_series(1, 28800) g) s;
-CREATE TABLE built3 AS SELECT tlbf_agg_format3(key, at, '1 hour') AS f FROM rated3;
-SELECT tlbf_agg_format3(key, at, '1 hour' ORDER BY key DESC)::bytea = (SELECT f FROM built3)::bytea AS backwards,
-       tlbf_agg_format3(key, at, '1 hour' ORDER BY md5(key::text))::bytea = (SELECT f FROM built3)::bytea AS shuffled,
-       tlbf_agg_format3(key, at, '1 hour', 0.01)::bytea = (SELECT f FROM built3)::bytea AS default_error_rate,
-       tlbf_agg_format3(CASE WHEN key > 0 THEN key END, at, '1 hour')::bytea =
-         (SELECT tlbf_agg_format3(key, at, '1 hour') FROM rated3 WHERE key > 0)::bytea AS nulls_skipped
+CREATE TABLE built3 AS SELECT tlbf_agg(key, at, '1 hour') AS f FROM rated3;
+SELECT tlbf_agg(key, at, '1 hour' ORDER BY key DESC)::bytea = (SELECT f FROM built3)::bytea AS backwards,
+       tlbf_agg(key, at, '1 hour' ORDER BY md5(key::text))::bytea = (SELECT f FROM built3)::bytea AS shuffled,
+       tlbf_agg(key, at, '1 hour', 0.01)::bytea = (SELECT f FROM built3)::bytea AS default_error_rate,
+       tlbf_agg(CASE WHEN key > 0 THEN key END, at, '1 hour')::bytea =
+         (SELECT tlbf_agg(key, at, '1 hour') FROM rated3 WHERE key > 0)::bytea AS nulls_skipped
 FROM rated3;
 SELECT tlbf_info(f)->'band_count' AS bands, tlbf_info(f)->'inserted' AS inserted,
        tlbf_info(f)->'declared' AS declared, tlbf_info(f)->'bytes' AS bytes
@@ -413,9 +413,9 @@ FROM built3;
 -- "any" form called on integer keys (pg_temp.agg_any), serial, parallel
 -- and spilled below.
 CREATE AGGREGATE pg_temp.agg_any(item "any", at timestamptz, span interval) (
-    SFUNC = tlbf_agg_format3_log_trans, STYPE = internal,
-    FINALFUNC = tlbf_agg_format3_log_final, COMBINEFUNC = tlbf_agg_format3_log_combine,
-    SERIALFUNC = tlbf_agg_format3_log_serialize, DESERIALFUNC = tlbf_agg_format3_log_deserialize,
+    SFUNC = tlbf_agg_trans, STYPE = internal,
+    FINALFUNC = tlbf_agg_final, COMBINEFUNC = tlbf_agg_combine,
+    SERIALFUNC = tlbf_agg_serialize, DESERIALFUNC = tlbf_agg_deserialize,
     PARALLEL = SAFE);
 SELECT pg_temp.agg_any(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS any_form_same
 FROM rated3;
@@ -423,7 +423,7 @@ FROM rated3;
 -- the way in; a transition function refuses a state of the other kind
 -- (tlbf_union_agg's filters; an aggregate of a user's may pass one).
 CREATE AGGREGATE pg_temp.hashes_of(item int, at timestamptz, span interval) (
-    SFUNC = tlbf_agg_format3_log_typed_trans, STYPE = tlbf_agg_state);
+    SFUNC = tlbf_agg_typed_trans, STYPE = tlbf_agg_state);
 SELECT pg_temp.hashes_of(key, at, '1 hour')::text AS hashes_text FROM rated3 WHERE key < 5 \gset
 SELECT length(:'hashes_text') AS text_length, left(:'hashes_text', 6) AS magic;
 SELECT :'hashes_text'::tlbf_agg_state::text = :'hashes_text' AS round_trip;
@@ -454,8 +454,8 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 ANALYZE rated3;
-EXPLAIN (COSTS OFF) SELECT tlbf_agg_format3(key, at, '1 hour') FROM rated3;
-SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_same,
+EXPLAIN (COSTS OFF) SELECT tlbf_agg(key, at, '1 hour') FROM rated3;
+SELECT tlbf_agg(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_same,
        pg_temp.agg_any(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS any_form_parallel_same
 FROM rated3;
 RESET parallel_setup_cost;
@@ -463,12 +463,12 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 SET enable_sort = off;
-CREATE TABLE hashedlog3 AS SELECT key % 3 AS part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+CREATE TABLE hashedlog3 AS SELECT key % 3 AS part, tlbf_agg(key::text, at, '1 hour', 0.02) AS f
 FROM rated3 GROUP BY key % 3;
 RESET enable_sort;
 SET enable_hashagg = off;
 SELECT h.part, h.f::bytea = g.f::bytea AS hashed_same_as_sorted
-FROM hashedlog3 h, (SELECT key % 3 AS part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+FROM hashedlog3 h, (SELECT key % 3 AS part, tlbf_agg(key::text, at, '1 hour', 0.02) AS f
                     FROM rated3 GROUP BY key % 3) g
 WHERE h.part = g.part ORDER BY h.part;
 RESET enable_hashagg;
@@ -480,8 +480,8 @@ RESET enable_hashagg;
 -- leak" warning).
 SET work_mem = '64kB';
 SELECT temp_files AS temp_files_before FROM pg_stat_database WHERE datname = current_database() \gset
-SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS spilled_same,
-       tlbf_agg_format3(key, at, '1 hour' ORDER BY md5(key::text))::bytea = (SELECT f FROM built3)::bytea
+SELECT tlbf_agg(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS spilled_same,
+       tlbf_agg(key, at, '1 hour' ORDER BY md5(key::text))::bytea = (SELECT f FROM built3)::bytea
          AS spilled_shuffled,
        pg_stat_force_next_flush() IS NOT NULL AS flushed
 FROM rated3;
@@ -492,7 +492,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
-SELECT tlbf_agg_format3(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_spilled_same,
+SELECT tlbf_agg(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_spilled_same,
        pg_temp.agg_any(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS any_form_parallel_spilled_same
 FROM rated3;
 RESET parallel_setup_cost;
@@ -501,7 +501,7 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 SET enable_sort = off;
 SELECT h.part, h.f::bytea = g.f::bytea AS spilled_hashed_same
-FROM hashedlog3 h, (SELECT key % 3 AS part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+FROM hashedlog3 h, (SELECT key % 3 AS part, tlbf_agg(key::text, at, '1 hour', 0.02) AS f
                     FROM rated3 GROUP BY key % 3) g
 WHERE h.part = g.part ORDER BY h.part;
 RESET enable_sort;
@@ -515,11 +515,11 @@ SELECT count(*) FILTER (WHERE tlbf_info(f)->>'inserted' = n::text
        bool_and(f::bytea = (SELECT pg_temp.add_all(key, at ORDER BY at)
                             FROM (SELECT * FROM rated3 ORDER BY at LIMIT 6000) r)::bytea)
          FILTER (WHERE n = 6000) AS last_is_tlbf_add_s
-FROM (SELECT key, at, row_number() OVER w AS n, tlbf_agg_format3(key, at, '1 hour') OVER w AS f
+FROM (SELECT key, at, row_number() OVER w AS n, tlbf_agg(key, at, '1 hour') OVER w AS f
       FROM (SELECT * FROM rated3 ORDER BY at LIMIT 6000) r
       WINDOW w AS (ORDER BY at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) s
 WHERE n % 2000 = 0;
-SELECT tlbf_agg_format3(key, CASE WHEN key = 27000 THEN 'infinity' ELSE at END, '1 hour') FROM rated3;
+SELECT tlbf_agg(key, CASE WHEN key = 27000 THEN 'infinity' ELSE at END, '1 hour') FROM rated3;
 RESET work_mem;
 -- Partitionwise aggregation: a partial aggregate per partition, combined
 -- in the same process (its states serialized all the same, and their
@@ -533,15 +533,15 @@ ANALYZE parted3;
 SET enable_partitionwise_aggregate = on;
 SET max_parallel_workers_per_gather = 0;
 SET enable_hashagg = off;
-EXPLAIN (COSTS OFF) SELECT part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) FROM parted3 GROUP BY part;
+EXPLAIN (COSTS OFF) SELECT part, tlbf_agg(key::text, at, '1 hour', 0.02) FROM parted3 GROUP BY part;
 SELECT h.part, h.f::bytea = p.f::bytea AS partitionwise_sorted_same
-FROM hashedlog3 h JOIN (SELECT part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+FROM hashedlog3 h JOIN (SELECT part, tlbf_agg(key::text, at, '1 hour', 0.02) AS f
                         FROM parted3 GROUP BY part) p USING (part) ORDER BY part;
 RESET enable_hashagg;
 SET enable_sort = off;
 SET work_mem = '64kB';
 SELECT h.part, h.f::bytea = p.f::bytea AS partitionwise_hashed_spilled_same
-FROM hashedlog3 h JOIN (SELECT part, tlbf_agg_format3(key::text, at, '1 hour', 0.02) AS f
+FROM hashedlog3 h JOIN (SELECT part, tlbf_agg(key::text, at, '1 hour', 0.02) AS f
                         FROM parted3 GROUP BY part) p USING (part) ORDER BY part;
 RESET work_mem;
 RESET enable_sort;
@@ -551,14 +551,14 @@ RESET max_parallel_workers_per_gather;
 -- NULL rows give NULL; the parameters are checked
 SELECT tlbf_contains(f, 1, '2024-01-01 00:30+00') AS old_key_kept,
        tlbf_info(f)->'inserted' AS inserted
-FROM (SELECT tlbf_agg_format3(k, at, '1 hour') AS f
+FROM (SELECT tlbf_agg(k, at, '1 hour') AS f
       FROM (VALUES (1, '2024-01-01 00:00+00'::timestamptz), (2, '2024-01-01 03:00+00')) v(k, at)) s;
 -- a row after a pause longer than the span (the generation of the row
 -- before forgotten) goes to its own generation, whatever the generation's
 -- length (an odd one here: the row was once lost)
 SELECT tlbf_contains(f, 2, '2024-01-01 03:00+00') AS after_pause_found,
        tlbf_contains(f, 1, '2024-01-01 00:00+00') AS before_pause_kept
-FROM (SELECT tlbf_agg_format3(k, at, '3600.000003 seconds') AS f
+FROM (SELECT tlbf_agg(k, at, '3600.000003 seconds') AS f
       FROM (VALUES (1, '2024-01-01 00:00+00'::timestamptz), (2, '2024-01-01 03:00+00')) v(k, at)) s;
 -- 40 random streams (a fixed seed): spans of any length to the
 -- microsecond, rows with pauses longer than the span now and then; every
@@ -573,22 +573,22 @@ SELECT s, key, '2024-01-01 00:00+00'::timestamptz + sum(gap) OVER (PARTITION BY 
 FROM (SELECT s, key, CASE WHEN random() < 0.01 THEN 2.5 * span ELSE random() * span / 200 END AS gap
       FROM random3, generate_series(1, 500) key) g;
 CREATE TABLE random3_built AS
-SELECT s, tlbf_agg_format3(key, at, span) AS f, max(at) AS newest FROM random3_rows JOIN random3 USING (s) GROUP BY s;
+SELECT s, tlbf_agg(key, at, span) AS f, max(at) AS newest FROM random3_rows JOIN random3 USING (s) GROUP BY s;
 SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, key, newest)) AS missed, count(*) > 4000 AS enough
 FROM random3_rows r JOIN random3 USING (s) JOIN random3_built USING (s) WHERE at >= newest - span;
 SET work_mem = '64kB';
 SELECT count(*) FILTER (WHERE b.f::bytea <> o.f::bytea) AS differ, count(*) AS streams
-FROM random3_built b JOIN (SELECT s, tlbf_agg_format3(key, at, span ORDER BY md5(key::text)) AS f
+FROM random3_built b JOIN (SELECT s, tlbf_agg(key, at, span ORDER BY md5(key::text)) AS f
                            FROM random3_rows JOIN random3 USING (s) GROUP BY s) o USING (s);
 RESET work_mem;
-SELECT tlbf_agg_format3(key, at, '1 hour') IS NULL AS no_rows_null FROM rated3 WHERE key < 0;
-SELECT tlbf_agg_format3(NULL::int, at, '1 hour') IS NULL AS only_null_rows FROM rated3;
-SELECT tlbf_agg_format3(key, at, NULL) FROM rated3;
-SELECT tlbf_agg_format3(key, at, '1 hour', 0.7) FROM rated3;
+SELECT tlbf_agg(key, at, '1 hour') IS NULL AS no_rows_null FROM rated3 WHERE key < 0;
+SELECT tlbf_agg(NULL::int, at, '1 hour') IS NULL AS only_null_rows FROM rated3;
+SELECT tlbf_agg(key, at, NULL) FROM rated3;
+SELECT tlbf_agg(key, at, '1 hour', 0.7) FROM rated3;
 SET tlbf.max_filter_bytes = '64kB';
-SELECT tlbf_agg_format3(key, at, '1 hour') FROM rated3;
+SELECT tlbf_agg(key, at, '1 hour') FROM rated3;
 RESET tlbf.max_filter_bytes;
-SELECT tlbf_agg_format3(key, at, '1 hour', NULL) FROM rated3;
+SELECT tlbf_agg(key, at, '1 hour', NULL) FROM rated3;
 
 -- tlbf_summary and tlbf_info count the distinct keys of the generations a
 -- query asks, once each however many generations they came back in (the
@@ -624,7 +624,7 @@ CREATE TABLE inferred3 AS
 SELECT 3 AS format, tlbf_agg_format3(key, at, '1 hour', 0.05, 6000) AS f FROM events3
 UNION ALL SELECT 2, agg2(key, at, '1 hour', 0.05 ORDER BY at) FROM events3
 -- (30: format 3 built without a capacity, one band for the busiest generation)
-UNION ALL SELECT 30, tlbf_agg_format3(key, at, '1 hour', 0.05) FROM events3;
+UNION ALL SELECT 30, tlbf_agg(key, at, '1 hour', 0.05) FROM events3;
 CREATE TABLE asked3 AS
 SELECT key, max(at) AS last FROM events3 GROUP BY key
 UNION ALL SELECT g, NULL FROM generate_series(500000, 520000) g;

@@ -2,8 +2,7 @@
  *
  * agg_format3_log.c
  *	  tlbf_agg(item, at, span [, error_rate]): the aggregate that builds a
- *	  filter of format 3 from its rows (issue 36); tlbf_agg_format3 without
- *	  a capacity is the same.
+ *	  filter of format 3 from its rows (issue 36).
  *
  * Without a capacity, a generation's size must come from the keys it
  * holds, known only at the end; and a filter cannot grow without its keys
@@ -34,11 +33,6 @@
 
 #include "utils/memutils.h"
 
-PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_trans);
-PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_final);
-PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_combine);
-PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_serialize);
-PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_deserialize);
 PG_FUNCTION_INFO_V1(tlbf_agg_trans);
 PG_FUNCTION_INFO_V1(tlbf_agg_final);
 PG_FUNCTION_INFO_V1(tlbf_agg_combine);
@@ -194,7 +188,7 @@ count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 	else
 	{
 		if (n > counting->room[s] - counting->nfew[s])
-			elog(ERROR, "tlbf_agg_format3: a generation holds more hashes than it counted");
+			elog(ERROR, "tlbf_agg: a generation holds more hashes than it counted");
 		memcpy(counting->few[s] + counting->nfew[s], hashes, n * sizeof(TlbfHash));
 		counting->nfew[s] += n;
 	}
@@ -332,7 +326,7 @@ send_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 	int			s = log - sending->state->logs;
 
 	if (n * sizeof(TlbfHash) > (Size) (sending->end[s] - sending->next[s]))
-		elog(ERROR, "tlbf_agg_format3: a generation holds more hashes than it counted");
+		elog(ERROR, "tlbf_agg: a generation holds more hashes than it counted");
 	memcpy(sending->next[s], hashes, n * sizeof(TlbfHash));
 	sending->next[s] += n * sizeof(TlbfHash);
 }
@@ -362,7 +356,7 @@ tlbf_format3_log_bytes(HashLog *state)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tlbf_agg cannot pass more than 1GB of hashes between processes"),
-				 errhint("Declare a capacity (tlbf_agg_format3's fifth argument): its parts pass filters.")));
+				 errhint("Use tlbf_agg_format3(item, at, span, error_rate, capacity): with a declared capacity, parts pass filters.")));
 	out = palloc(size);
 	SET_VARSIZE(out, size);
 	p = VARDATA(out);
@@ -392,7 +386,7 @@ tlbf_format3_log_bytes(HashLog *state)
 	tlbf_hash_log_visit(state, true, true, send_hashes, &sending);
 	for (int s = 0; s < tb_slots(state->header); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION && sending.next[s] != sending.end[s])
-			elog(ERROR, "tlbf_agg_format3: a generation holds fewer hashes than it counted");
+			elog(ERROR, "tlbf_agg: a generation holds fewer hashes than it counted");
 	return out;
 }
 
@@ -508,20 +502,11 @@ log_deserialize(FunctionCallInfo fcinfo, const char *name)
 												  tlbf_aggregation_of(fcinfo)));
 }
 
-/*
- * The SQL functions: tlbf_agg("any", ...)'s (its C names since 1.0) and
- * tlbf_agg_format3's without a capacity, the same steps.
- */
+/* The SQL functions of tlbf_agg("any", ...) (its C names since 1.0). */
 Datum
 tlbf_agg_trans(PG_FUNCTION_ARGS)
 {
 	return log_trans(fcinfo, "tlbf_agg_trans");
-}
-
-Datum
-tlbf_agg_format3_log_trans(PG_FUNCTION_ARGS)
-{
-	return log_trans(fcinfo, "tlbf_agg_format3_log_trans");
 }
 
 Datum
@@ -531,21 +516,9 @@ tlbf_agg_final(PG_FUNCTION_ARGS)
 }
 
 Datum
-tlbf_agg_format3_log_final(PG_FUNCTION_ARGS)
-{
-	return log_final(fcinfo, "tlbf_agg_format3_log_final");
-}
-
-Datum
 tlbf_agg_combine(PG_FUNCTION_ARGS)
 {
 	return log_combine(fcinfo, "tlbf_agg_combine");
-}
-
-Datum
-tlbf_agg_format3_log_combine(PG_FUNCTION_ARGS)
-{
-	return log_combine(fcinfo, "tlbf_agg_format3_log_combine");
 }
 
 Datum
@@ -555,19 +528,7 @@ tlbf_agg_serialize(PG_FUNCTION_ARGS)
 }
 
 Datum
-tlbf_agg_format3_log_serialize(PG_FUNCTION_ARGS)
-{
-	return log_serialize(fcinfo, "tlbf_agg_format3_log_serialize");
-}
-
-Datum
 tlbf_agg_deserialize(PG_FUNCTION_ARGS)
 {
 	return log_deserialize(fcinfo, "tlbf_agg_deserialize");
-}
-
-Datum
-tlbf_agg_format3_log_deserialize(PG_FUNCTION_ARGS)
-{
-	return log_deserialize(fcinfo, "tlbf_agg_format3_log_deserialize");
 }

@@ -35,7 +35,7 @@ typedef struct SpilledChunk
 HashLog *
 tlbf_hash_log_create(MemoryContext aggcontext, const TbFilter *header)
 {
-	MemoryContext memory = AllocSetContextCreate(aggcontext, "tlbf_agg_format3 hashes",
+	MemoryContext memory = AllocSetContextCreate(aggcontext, "tlbf_agg hashes",
 												 ALLOCSET_SMALL_SIZES);
 	HashLog    *state = MemoryContextAllocZero(memory, sizeof(HashLog));
 
@@ -285,7 +285,7 @@ tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit, v
 	if (BufFileSeek(state->file, 0, 0, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not seek in a tlbf_agg_format3 temporary file")));
+				 errmsg("could not seek in a tlbf_agg temporary file")));
 	buffer = palloc(MAX_CHUNK_HASHES * sizeof(TlbfHash));
 	for (;;)
 	{
@@ -298,7 +298,7 @@ tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit, v
 			BufFileRead(state->file, buffer, header.n * sizeof(TlbfHash)) != header.n * sizeof(TlbfHash))
 			ereport(ERROR,
 					(errcode_for_file_access(),
-					 errmsg("could not read a tlbf_agg_format3 temporary file")));
+					 errmsg("could not read a tlbf_agg temporary file")));
 		/* (a generation forgotten since: its slot holds a newer one, or none) */
 		log = &state->logs[tb_slot_of(state->header, header.generation)];
 		if (log->generation == header.generation)
@@ -308,7 +308,7 @@ tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit, v
 	if (BufFileSeek(state->file, state->file_end, state->file_end_offset, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not seek in a tlbf_agg_format3 temporary file")));
+				 errmsg("could not seek in a tlbf_agg temporary file")));
 }
 
 /* A chunk of the other state's, copied into 'arg' (tlbf_hash_log_take). */

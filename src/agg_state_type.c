@@ -43,7 +43,6 @@ PG_FUNCTION_INFO_V1(tlbf_agg_typed_trans);
 PG_FUNCTION_INFO_V1(tlbf_union_agg_typed_trans);
 PG_FUNCTION_INFO_V1(tlbf_agg_typed_combine);
 PG_FUNCTION_INFO_V1(tlbf_agg_typed_final);
-PG_FUNCTION_INFO_V1(tlbf_agg_format3_log_typed_trans);
 
 /*
  * One of two states, in hdr.eoh_context: tlbf_union_agg's filters
@@ -173,15 +172,15 @@ state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate, bool hashes)
 }
 
 /*
- * tlbf_agg(item, at, span [, error_rate]) for an item of a declared type
- * (and tlbf_agg_format3 without a capacity, the same): the keys' hashes
- * (agg_format3_log.c), which travel between processes and nodes as the
- * flat form.  The first row makes the state, from its parameters.
+ * tlbf_agg(item, at, span [, error_rate]) for an item of a declared type:
+ * the keys' hashes (agg_format3_log.c), which travel between processes and
+ * nodes as the flat form.  The first row makes the state, from its
+ * parameters.
  */
-static Datum
-log_typed_trans(FunctionCallInfo fcinfo, const char *name)
+Datum
+tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, name);
+	MemoryContext aggregate = tlbf_aggregate_context(fcinfo, "tlbf_agg_typed_trans");
 	ExpandedState *expanded;
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
@@ -201,18 +200,6 @@ log_typed_trans(FunctionCallInfo fcinfo, const char *name)
 	expanded->hashes->aggstate = tlbf_aggregation_of(fcinfo);
 	tlbf_format3_log_add_row(expanded->hashes, fcinfo);
 	PG_RETURN_DATUM(EOHPGetRWDatum(&expanded->hdr));
-}
-
-Datum
-tlbf_agg_typed_trans(PG_FUNCTION_ARGS)
-{
-	return log_typed_trans(fcinfo, "tlbf_agg_typed_trans");
-}
-
-Datum
-tlbf_agg_format3_log_typed_trans(PG_FUNCTION_ARGS)
-{
-	return log_typed_trans(fcinfo, "tlbf_agg_format3_log_typed_trans");
 }
 
 Datum

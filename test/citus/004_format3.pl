@@ -117,8 +117,8 @@ ok( yes($coordinator, q{
 # more per generation; for a numeric item ("any") it gathers the rows.
 # Either way the coordinator's filter has the bytes of the local table's,
 # with and without GROUP BY.
-my $hashes = qr/worker_(binary_)?partial_agg\('public\.tlbf_agg_format3\(bigint,timestamp with time zone,interval\)'/;
-like(plan_of($coordinator, q{SELECT tlbf_agg_format3(user_id, at, '1 hour') FROM visits}),
+my $hashes = qr/worker_(binary_)?partial_agg\('public\.tlbf_agg\(bigint,timestamp with time zone,interval\)'/;
+like(plan_of($coordinator, q{SELECT tlbf_agg(user_id, at, '1 hour') FROM visits}),
 	$hashes, 'without a capacity: the workers run the partial aggregate');
 my ($largest_hashes, $its_rows) = (0, 0);
 for my $line (split /\n/, $shards)
@@ -127,7 +127,7 @@ for my $line (split /\n/, $shards)
 	my ($worker) = grep { $_->port == $port } @workers;
 	my ($state, $count) = split /\|/, $worker->safe_psql('postgres', qq{
 		SELECT octet_length(decode(pg_catalog.worker_partial_agg(
-		           'public.tlbf_agg_format3(bigint,timestamptz,interval)'::regprocedure,
+		           'public.tlbf_agg(bigint,timestamptz,interval)'::regprocedure,
 		           ROW(user_id, at, '1 hour'::interval))::text, 'base64')),
 		       count(*)
 		FROM $shard});
@@ -139,24 +139,24 @@ cmp_ok($largest_hashes, '<=', 16 * $its_rows + 1024,
 	'without a capacity: a shard sends 16 bytes a row, and a few more');
 cmp_ok($largest_hashes, '>=', 16 * $its_rows, 'without a capacity: every row\'s hash crosses');
 ok( yes($coordinator, q{
-	SELECT (SELECT tlbf_agg_format3(user_id, at, '1 hour')::bytea FROM visits)
-	     = (SELECT tlbf_agg_format3(user_id, at, '1 hour')::bytea FROM visits_local)}),
+	SELECT (SELECT tlbf_agg(user_id, at, '1 hour')::bytea FROM visits)
+	     = (SELECT tlbf_agg(user_id, at, '1 hour')::bytea FROM visits_local)}),
 	'without a capacity: the same bytes');
 is( $coordinator->safe_psql('postgres', q{
 	SELECT count(*) FILTER (WHERE d.f::bytea IS DISTINCT FROM l.f::bytea)
-	FROM (SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.02) f FROM visits GROUP BY site) d
-	FULL JOIN (SELECT site, tlbf_agg_format3(user_id, at, '1 hour', 0.02) f
+	FROM (SELECT site, tlbf_agg(user_id, at, '1 hour', 0.02) f FROM visits GROUP BY site) d
+	FULL JOIN (SELECT site, tlbf_agg(user_id, at, '1 hour', 0.02) f
 	           FROM visits_local GROUP BY site) l USING (site)}),
 	'0', 'without a capacity, GROUP BY site: the same bytes for every group');
 is( $coordinator->safe_psql('postgres', q{
 	SELECT count(*) FILTER (WHERE d.f::bytea IS DISTINCT FROM l.f::bytea)
-	FROM (SELECT user_id % 7 AS g, tlbf_agg_format3(user_id::text, at, '1 hour') f FROM visits GROUP BY 1) d
-	FULL JOIN (SELECT user_id % 7 AS g, tlbf_agg_format3(user_id::text, at, '1 hour') f
+	FROM (SELECT user_id % 7 AS g, tlbf_agg(user_id::text, at, '1 hour') f FROM visits GROUP BY 1) d
+	FULL JOIN (SELECT user_id % 7 AS g, tlbf_agg(user_id::text, at, '1 hour') f
 	           FROM visits_local GROUP BY 1) l USING (g)}),
 	'0', 'without a capacity, text items, GROUP BY an expression: the same bytes');
 ok( yes($coordinator, q{
-	SELECT (SELECT tlbf_agg_format3(user_id::numeric, at, '1 hour')::bytea FROM visits)
-	     = (SELECT tlbf_agg_format3(user_id::numeric, at, '1 hour')::bytea FROM visits_local)}),
+	SELECT (SELECT tlbf_agg(user_id::numeric, at, '1 hour')::bytea FROM visits)
+	     = (SELECT tlbf_agg(user_id::numeric, at, '1 hour')::bytea FROM visits_local)}),
 	'without a capacity, numeric items (Citus gathers the rows): the same bytes');
 
 done_testing();
