@@ -222,6 +222,39 @@ FROM carry3, (SELECT tlbf_add(tlbf_create_format3('1 hour', 0.01, 1000, true), 3
 -- refused as a union of format 2 is: another span, keys of another kind
 SELECT new || tlbf_add(tlbf_create_format2('2 hours'), 1, '2024-01-01') FROM carry3;
 SELECT new || tlbf_add(tlbf_create_format2('1 hour'), 'a'::text, '2024-01-01') FROM carry3;
+-- tlbf_to_format3: a value of format 1 or 2 as one of format 3 carrying it
+-- (empty bands sized for its observed rate): every answer as before, for
+-- keys it holds and keys it does not, at any time; new keys go to the
+-- bands; a value of format 3 comes back as it is.  tlbf_format reads the
+-- header alone.
+SELECT tlbf_format(old) AS old_format, tlbf_format(new) AS new_format, tlbf_format(u) AS union_format,
+       tlbf_format(tlbf_to_format3(old)) AS moved_format,
+       tlbf_info(tlbf_to_format3(old))->'carries'->'version' AS carried_version,
+       tlbf_to_format3(new)::bytea = new::bytea AS format3_unchanged,
+       tlbf_to_format3(u)::bytea = u::bytea AS carrier_unchanged,
+       tlbf_to_format3(NULL) IS NULL AS null_null,
+       tlbf_info(tlbf_to_format3(tlbf_retire(old, '2024-01-01 02:00+00')))->'carries' IS NULL AS empty_carries_nothing
+FROM carry3;
+SELECT count(*) FILTER (WHERE tlbf_contains(m, g, t) <> tlbf_contains(old, g, t)) AS contains_changed,
+       count(*) FILTER (WHERE tlbf_last_seen(m, g, t) IS DISTINCT FROM tlbf_last_seen(old, g, t)) AS last_seen_changed,
+       count(*) FILTER (WHERE g <= 500 AND t < '2024-01-01 01:00+00' AND NOT tlbf_contains(m, g, t)) AS missed
+FROM (SELECT old, tlbf_to_format3(old) AS m FROM carry3) c, generate_series(1, 2000) g,
+     unnest(ARRAY['2024-01-01 00:10+00', '2024-01-01 00:40+00', '2024-01-01 01:05+00']::timestamptz[]) t;
+SELECT tlbf_contains(a, 7, '2024-01-01 00:40+00') AS old_key, tlbf_contains(a, 5000, '2024-01-01 00:40+00') AS new_key,
+       tlbf_info(a)->'carries' IS NOT NULL AS carried,
+       tlbf_info(tlbf_add(a, 5001, '2024-01-01 01:15+00'))->'carries' IS NULL AS dropped_after_span,
+       tlbf_contains(a, '5000'::text, '2024-01-01 00:40+00') AS text_of_an_integer
+FROM (SELECT tlbf_add(tlbf_to_format3(old), 5000, '2024-01-01 00:30+00') AS a FROM carry3) s;
+-- its bands take the keys the old value took: a key of another kind is
+-- refused as it was (the old value holds integers)
+SELECT tlbf_add(old, 'x'::text, '2024-01-01 00:30+00') FROM carry3;
+SELECT tlbf_add(tlbf_to_format3(old), 'x'::text, '2024-01-01 00:30+00') FROM carry3;
+-- its first generation is sized for the rate the old value saw (500 keys
+-- in 10 minutes: 3,000 an hour), not its creator's guess (1,000)
+SELECT (tlbf_info(tlbf_add(tlbf_to_format3(old), 1, '2024-01-01 00:30+00'))->>'bytes')::int >
+       (tlbf_info(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 00:30+00'))->>'bytes')::int
+         + (tlbf_info(old)->>'bytes')::int AS sized_for_rate
+FROM carry3;
 -- tlbf_agg_format3's states carry nothing (a user's aggregate may pass one)
 SELECT format('CREATE AGGREGATE pg_temp.onto_carrier2(item int, at timestamptz, span interval, error_rate float8, capacity bigint) ('
               'SFUNC = tlbf_agg_format3_trans, STYPE = tlbf, INITCOND = %L)', u::text) AS ddl FROM carry3 \gset

@@ -11,6 +11,8 @@ LATERAL (SELECT agg2(k, now() - CASE WHEN id % 2 = 0 THEN interval '1 hour' ELSE
                           + k * interval '1 ms', '10 minutes' ORDER BY k) AS f
          FROM generate_series(1, 300) k) s;
 
+-- (first with tlbf.maintenance_to_format3 off: values of format 2 stay so)
+SET tlbf.maintenance_to_format3 = off;
 SELECT tlbf_maintain('user_filters', 'f');
 SELECT tlbf_maintain('user_filters', 'f');   -- twice is fine
 SELECT tbl, col FROM tlbf_maintained;
@@ -32,6 +34,27 @@ SELECT count(*) FILTER (WHERE NOT tlbf_contains(f, k)) AS missed
 FROM user_filters, generate_series(1, 300) k WHERE id % 2 = 1;
 -- nothing left to do
 SELECT rows_rewritten, bytes_freed FROM tlbf_maintenance_run();
+
+-- With tlbf.maintenance_to_format3 on (the default) a pass moves every
+-- value of format 1 or 2 to format 3 (tlbf_to_format3): the idle ones,
+-- empty, become empty values of format 3; the active ones carry their old
+-- value, which still answers every key; a second pass has nothing to do.
+RESET tlbf.maintenance_to_format3;
+CREATE TEMP TABLE before_move AS SELECT id, f FROM user_filters;
+SELECT rows_rewritten FROM tlbf_maintenance_run();
+SELECT id % 2 = 0 AS idle, count(*) AS rows, min(tlbf_format(f)) AS format,
+       count(*) FILTER (WHERE tlbf_info(f) ? 'carries') AS carrying,
+       min((tlbf_info(f)->'carries'->>'version')::int) AS carried_version
+FROM user_filters GROUP BY 1 ORDER BY 1;
+SELECT count(*) FILTER (WHERE tlbf_contains(u.f, k) <> tlbf_contains(b.f, k)) AS answers_changed,
+       count(*) FILTER (WHERE k <= 300 AND NOT tlbf_contains(u.f, k)) AS missed
+FROM user_filters u JOIN before_move b USING (id), generate_series(1, 2000) k WHERE id % 2 = 1;
+SELECT rows_rewritten FROM tlbf_maintenance_run();
+-- new keys go to format 3's bands
+UPDATE user_filters SET f = tlbf_add(f, 5000 + id, now()) WHERE id <= 2;
+SELECT id, tlbf_format(f) AS format, tlbf_contains(f, 5000 + id) AS new_key_found,
+       tlbf_contains(f, 10) AS old_key_found
+FROM user_filters WHERE id <= 2 ORDER BY id;
 
 -- Only the owner registers; the column must exist and be a tlbf.
 CREATE ROLE regress_tlbf_other;

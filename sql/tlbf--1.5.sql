@@ -936,6 +936,21 @@ CREATE FUNCTION tlbf_create_format2(span interval,
 COMMENT ON FUNCTION tlbf_create_format2(interval, float8, bigint) IS
     'an empty filter of format 2 (the paper''s layout), as tlbf_create made until 1.5';
 
+-- Values of formats 1 and 2 move to format 3 (1.5: issue 36): tlbf_format
+-- says which a value is, from its header alone; tlbf_to_format3 gives a
+-- value of format 3 carrying one of format 1 or 2 until its keys expire
+-- (the maintenance pass applies it to the columns it tends).
+CREATE FUNCTION tlbf_format(f tlbf)
+    RETURNS integer
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tlbf_format(tlbf) IS
+    'the format of a filter value: 1 or 2 (the paper''s layout), or 3';
+CREATE FUNCTION tlbf_to_format3(f tlbf)
+    RETURNS tlbf
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tlbf_to_format3(tlbf) IS
+    'the filter as a value of format 3, carrying one of format 1 or 2 until its keys expire';
+
 
 -- Format 3 (1.5: issue 36, docs/format.md), with more choices than
 -- tlbf_create and tlbf_agg give (which make it too since 1.5).

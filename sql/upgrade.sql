@@ -49,6 +49,18 @@ SELECT f || tlbf_agg_of_ints
 FROM kept, (SELECT tlbf_agg(g, '2024-01-01 00:20+00', '1 hour') AS tlbf_agg_of_ints
             FROM generate_series(90000, 90010) g) AS a;
 
+-- moved to format 3 (tlbf_to_format3, as the maintenance pass does after
+-- the update), it carries the old value and answers the same; a key added
+-- then goes to format 3's bands
+SELECT tlbf_format(f) AS format FROM kept;
+UPDATE kept SET f = tlbf_to_format3(f);
+SELECT tlbf_format(f) AS format, tlbf_info(f)->'carries'->'version' AS carried_version FROM kept;
+SELECT * FROM answers();
+SELECT tlbf_contains(tlbf_add(f, 3000, '2024-01-01 00:40+00'), 3000, '2024-01-01 00:41+00') AS new_key_found,
+       tlbf_contains(tlbf_add(f, 3000, '2024-01-01 00:40+00'), 1500, '2024-01-01 00:41+00') AS old_key_found,
+       tlbf_info(tlbf_add(f, 3000, '2024-01-01 00:40+00'))->'key_kinds' AS bands_kinds
+FROM kept;
+
 -- the extension's objects after the updates ...
 DROP TABLE kept;
 DROP FUNCTION answers();

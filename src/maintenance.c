@@ -18,6 +18,12 @@
  * tlbf_maintenance_stats) names every object and operator with its
  * schema, and the rows it writes are written as their table's owner.
  *
+ * With tlbf.maintenance_to_format3 (the default) a pass also moves the
+ * values of formats 1 and 2 it finds to format 3 (tlbf_to_format3): each
+ * becomes a value of format 3 carrying the old one, which answers as
+ * before and is dropped once its keys have expired, so that a tended
+ * column is of format 3 within one span of an update to 1.5.
+ *
  * A table is walked in ranges of blocks (TID range scans), each range in
  * batches of at most BATCH_ROWS rows locked with FOR UPDATE SKIP LOCKED:
  * rows a user holds are skipped and done on a later pass, and no user row
@@ -48,6 +54,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "safe_sql.h"
+#include "settings.h"
 #include "shared_store.h"
 #include "storage/bufmgr.h"
 #include "storage/latch.h"
@@ -254,6 +261,32 @@ record_stats(const Pass *pass, const Registration *r, const char *error)
 }
 
 /*
+ * Which rows of 'column' a batch rewrites, as of 'at' (SQL): those with
+ * slices to retire, and with tlbf.maintenance_to_format3 those of formats 1
+ * and 2, which it moves to format 3 (tlbf_to_format3: a value of format 3
+ * carrying the old one until its keys expire).
+ */
+static char *
+rows_to_rewrite(const Pass *pass, const char *column, const char *at)
+{
+	if (!tlbf_maintenance_to_format3)
+		return psprintf("%2$s.tlbf_retirable(%1$s, %3$s)", column, pass->schema_name, at);
+	return psprintf("(%2$s.tlbf_retirable(%1$s, %3$s)"
+					" OR %2$s.tlbf_format(%1$s) OPERATOR(pg_catalog.<) 3)",
+					column, pass->schema_name, at);
+}
+
+/* What a batch writes for 'value', as of 'at' (SQL). */
+static char *
+rewritten(const Pass *pass, const char *value, const char *at)
+{
+	if (!tlbf_maintenance_to_format3)
+		return psprintf("%2$s.tlbf_retire(%1$s, %3$s)", value, pass->schema_name, at);
+	return psprintf("%2$s.tlbf_to_format3(%2$s.tlbf_retire(%1$s, %3$s))",
+					value, pass->schema_name, at);
+}
+
+/*
  * One batch: retire at most BATCH_ROWS rows of blocks [first, last), as the
  * table's owner.  Returns how many rows it rewrote.
  */
@@ -275,12 +308,14 @@ retire_batch(const Pass *pass, Registration *r, Oid owner, BlockNumber first,
 					 "  SELECT ctid, pg_catalog.pg_column_size(%2$s) AS old_bytes FROM ONLY %1$s"
 					 "  WHERE ctid OPERATOR(pg_catalog.>=) $1 AND ctid OPERATOR(pg_catalog.<) $2"
 					 "    AND %2$s IS NOT NULL"
-					 "    AND %3$s.tlbf_retirable(%2$s, pg_catalog.now())"
-					 "  LIMIT %4$d FOR UPDATE SKIP LOCKED) "
-					 "UPDATE ONLY %1$s AS t SET %2$s = %3$s.tlbf_retire(t.%2$s, pg_catalog.now()) "
+					 "    AND %4$s"
+					 "  LIMIT %3$d FOR UPDATE SKIP LOCKED) "
+					 "UPDATE ONLY %1$s AS t SET %2$s = %5$s "
 					 "FROM batch WHERE t.ctid OPERATOR(pg_catalog.=) batch.ctid "
 					 "RETURNING batch.old_bytes OPERATOR(pg_catalog.-) pg_catalog.pg_column_size(t.%2$s)",
-					 table, column, pass->schema_name, BATCH_ROWS);
+					 table, column, BATCH_ROWS,
+					 rows_to_rewrite(pass, column, "pg_catalog.now()"),
+					 rewritten(pass, psprintf("t.%s", column), "pg_catalog.now()"));
 	ItemPointerSet(&from, first, 0);
 	ItemPointerSet(&to, last, 0);
 	values[0] = PointerGetDatum(&from);
@@ -371,16 +406,17 @@ retire_remote_batch(const Pass *pass, Registration *r, const CitusPlacement *p,
 	result = run_on_node(p, owner, psprintf(
 		"WITH batch AS ("
 		"  SELECT ctid, pg_catalog.pg_column_size(%2$s) AS old_bytes FROM ONLY %1$s"
-		"  WHERE ctid OPERATOR(pg_catalog.>=) '(%5$u,0)'::pg_catalog.tid"
-		"    AND ctid OPERATOR(pg_catalog.<) '(%6$u,0)'::pg_catalog.tid"
-		"    AND %2$s IS NOT NULL AND %3$s.tlbf_retirable(%2$s, %4$s)"
-		"  LIMIT %7$d FOR UPDATE SKIP LOCKED), "
+		"  WHERE ctid OPERATOR(pg_catalog.>=) '(%3$u,0)'::pg_catalog.tid"
+		"    AND ctid OPERATOR(pg_catalog.<) '(%4$u,0)'::pg_catalog.tid"
+		"    AND %2$s IS NOT NULL AND %6$s"
+		"  LIMIT %5$d FOR UPDATE SKIP LOCKED), "
 		"done AS ("
-		"  UPDATE ONLY %1$s AS t SET %2$s = %3$s.tlbf_retire(t.%2$s, %4$s)"
+		"  UPDATE ONLY %1$s AS t SET %2$s = %7$s"
 		"  FROM batch WHERE t.ctid OPERATOR(pg_catalog.=) batch.ctid"
 		"  RETURNING batch.old_bytes OPERATOR(pg_catalog.-) pg_catalog.pg_column_size(t.%2$s) AS freed) "
 		"SELECT pg_catalog.format('%%s %%s', pg_catalog.count(*), pg_catalog.sum(freed)) FROM done",
-		p->shard_name, column, pass->schema_name, at, first, last, REMOTE_BATCH_ROWS));
+		p->shard_name, column, first, last, REMOTE_BATCH_ROWS,
+		rows_to_rewrite(pass, column, at), rewritten(pass, psprintf("t.%s", column), at)));
 	if (sscanf(result, "%lld %lld", &rows, &freed) < 1 || rows < 0 || rows > REMOTE_BATCH_ROWS)
 		elog(ERROR, "unexpected result from shard %s: \"%s\"", p->shard_name, result);
 	r->rows_rewritten += rows;

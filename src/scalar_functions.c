@@ -31,6 +31,8 @@ PG_FUNCTION_INFO_V1(tlbf_contains_within);
 PG_FUNCTION_INFO_V1(tlbf_contains_now);
 PG_FUNCTION_INFO_V1(tlbf_retire);
 PG_FUNCTION_INFO_V1(tlbf_retirable);
+PG_FUNCTION_INFO_V1(tlbf_to_format3);
+PG_FUNCTION_INFO_V1(tlbf_format);
 
 /* An empty filter of format 2 of checked parameters. */
 static Tlbf *
@@ -108,19 +110,31 @@ tlbf_create_format3(PG_FUNCTION_ARGS)
 									PG_GETARG_INT64(2), PG_GETARG_BOOL(3)));
 }
 
-/* tlbf_add for a format 3 copy: the same steps through its core. */
+/*
+ * tlbf_add for a format 3 copy: the same steps through its core.  Bands
+ * that hold no key yet and carry a value that records its kind of key take
+ * that kind (a key of another type is converted or refused as the carried
+ * value would have it): a value moved by tlbf_to_format3 takes the keys it
+ * took before.
+ */
 static TbFilter *
-add_to_format3(FunctionCallInfo fcinfo, TbFilter *f)
+add_to_format3(FunctionCallInfo fcinfo, TbFilter *f, const Tlbf *carried)
 {
 	TlbfMemory	memory;
 	TlbfStatus	status;
 	TlbfHash	hash;
 	TlbfKeys	basis;
+	TlbfKeys	keys = tb_keys_of(f);
+	bool		holds_keys = f->inserted > 0;
 	TlbfTime	at = tlbf_insert_time_arg(fcinfo, 2);
 	uint64		truncated = f->truncated;
 
-	(void) tlbf_key_arg_hash_shared(fcinfo, 1, tb_keys_of(f), f->inserted > 0, true,
-									&hash, &basis);
+	if (!holds_keys && carried != NULL && carried->inserted > 0 && carried->key_fields > 0)
+	{
+		keys = tlbf_keys_of(carried);
+		holds_keys = true;
+	}
+	(void) tlbf_key_arg_hash_shared(fcinfo, 1, keys, holds_keys, true, &hash, &basis);
 	tb_record_keys(f, basis);
 	tlbf_memory_for(&memory, f, CurrentMemoryContext);
 	status = tb_insert(&f, &memory, hash, at);
@@ -151,11 +165,11 @@ tlbf_add(PG_FUNCTION_ARGS)
 
 	v = tlbf_arg_value_copy(fcinfo, 0);
 	if (v.v3 != NULL && v.carried == NULL)
-		PG_RETURN_POINTER(add_to_format3(fcinfo, v.v3));
+		PG_RETURN_POINTER(add_to_format3(fcinfo, v.v3, NULL));
 	if (v.v3 != NULL)
 	{
 		/* to the bands; the carried value kept while it has keys of the span */
-		TbFilter   *bands = add_to_format3(fcinfo, tlbf_bands_copy(v.v3));
+		TbFilter   *bands = add_to_format3(fcinfo, tlbf_bands_copy(v.v3), v.carried);
 
 		PG_RETURN_POINTER(tlbf_carry(bands, bands->newest == TLBF_NEVER ? v.carried :
 									 tlbf_carried_after(v.carried, bands->newest)));
@@ -328,4 +342,50 @@ tlbf_retirable(PG_FUNCTION_ARGS)
 					   (v.carried != NULL && tlbf_carried_retirable(v.carried, at)));
 	}
 	PG_RETURN_BOOL(tlbf_retirable_slices(f, at) > 0);
+}
+
+/*
+ * tlbf_to_format3(f): f as a value of format 3.  One of format 3 is
+ * returned as it is; one of format 1 or 2 becomes empty bands of format 3
+ * carrying it while it has keys (value_carry.c): every key it holds is
+ * answered as before, new keys go to the bands, and within one span it is
+ * a plain value of format 3.  The maintenance pass applies it to the
+ * columns it tends (tlbf.maintenance_to_format3).
+ */
+Datum
+tlbf_to_format3(PG_FUNCTION_ARGS)
+{
+	TlbfValue	v = tlbf_arg_value(fcinfo, 0);
+
+	if (v.v3 != NULL)
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	PG_RETURN_POINTER(tlbf_format3_carrying(v.v2));
+}
+
+/*
+ * tlbf_format(f): the format of a value, 1, 2 or 3, from its first bytes
+ * alone (a TOASTed value is not read whole): the maintenance pass asks it
+ * of every row it visits.  The type's input functions checked the rest.
+ */
+Datum
+tlbf_format(PG_FUNCTION_ARGS)
+{
+	const Size	needed = offsetof(Tlbf, hash_scheme) - VARHDRSZ;
+	struct varlena *head = PG_DETOAST_DATUM_SLICE(PG_GETARG_DATUM(0), 0, needed);
+	Tlbf		header;
+
+	if (VARSIZE_ANY_EXHDR(head) < needed)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid tlbf value"),
+				 errdetail("Value is too short for a tlbf header.")));
+	memcpy((char *) &header + VARHDRSZ, VARDATA_ANY(head), needed);
+	if (header.magic != TLBF_MAGIC ||
+		(header.version != TLBF_FORMAT_VERSION_1 && header.version != TLBF_FORMAT_VERSION &&
+		 header.version != TB_FORMAT_VERSION))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid tlbf value"),
+				 errdetail("Its header is not a tlbf value's.")));
+	PG_RETURN_INT32(header.version);
 }

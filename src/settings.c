@@ -36,6 +36,9 @@ int			tlbf_naptime = 60;
 /* Whether the background worker runs passes at all. */
 bool		tlbf_worker_enabled = true;
 
+/* Whether a maintenance pass moves values of formats 1 and 2 to format 3. */
+bool		tlbf_maintenance_to_format3 = true;
+
 /* Seconds between two saves of the shared filters that changed. */
 int			tlbf_snapshot_interval = 30;
 
@@ -125,6 +128,15 @@ tlbf_define_settings(void)
 							 &tlbf_worker_enabled,
 							 true,
 							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("tlbf.maintenance_to_format3",
+							 "Whether a tlbf maintenance pass moves the values of formats 1 and 2 it tends to format 3.",
+							 "Each becomes a value of format 3 carrying the old one until its keys expire "
+							 "(tlbf_to_format3); off keeps them as they are.",
+							 &tlbf_maintenance_to_format3,
+							 true,
+							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.snapshot_interval",

@@ -22,8 +22,11 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
+
 #include "value_carry.h"
 #include "filter_args.h"
+#include "union.h"
 
 #include "utils/memutils.h"
 
@@ -140,4 +143,44 @@ bool
 tlbf_carried_retirable(const Tlbf *frozen, TlbfTime at)
 {
 	return frozen->nslices == 0 || tlbf_retirable_slices(frozen, at) > 0;
+}
+
+/*
+ * 'old', a value of format 1 or 2, as a value of format 3 carrying it
+ * while it has keys (tlbf_to_format3, the maintenance pass): empty bands of
+ * its span and error rate, their first generation sized for the rate it
+ * observed (its creator's guess before it saw one), halved until that
+ * generation's band fits tlbf.max_filter_bytes.  Its key kind is left to
+ * the first key the bands take: each part hashes a key its own way.
+ */
+TbFilter *
+tlbf_format3_carrying(const Tlbf *old)
+{
+	TbParams	params;
+	TlbfProblem problem;
+	TbFilter   *bands = palloc(tb_lines_offset(0));
+	double		rate = old->target_gen * old->l;
+
+	params.span = old->span;
+	params.error_rate = old->error_rate;
+	params.capacity = rate >= 1 && rate < (double) TLBF_MAX_CAPACITY ?
+		(uint64) ceil(rate) : Max(old->capacity, 1);
+	params.capacity = Min(params.capacity, TLBF_MAX_CAPACITY);
+	params.declared = false;
+	params.generations = 0;
+	params.seed = TLBF_DEFAULT_SEED;
+	/* a valid value's span and error rate are format 3's too */
+	if (!tb_check_params(&params, &problem))
+		elog(ERROR, "cannot move a tlbf value to format 3: %s", problem.message);
+	tb_init(bands, &params);
+	while (params.capacity > 1 &&
+		   tb_layout_bytes(bands, 1, tb_lines_for(bands, params.capacity / params.generations + 1)) >
+		   tlbf_filter_bytes_cap())
+	{
+		params.capacity /= 2;
+		tb_init(bands, &params);
+	}
+	SET_VARSIZE(bands, tb_size(bands));
+	tlbf_check_carry(bands, old);
+	return tlbf_carry(bands, old->nslices > 0 ? old : NULL);
 }

@@ -19,5 +19,6 @@ extern TbFilter *tlbf_bands_copy(const TbFilter *f);
 extern TbFilter *tlbf_carry(const TbFilter *bands, const Tlbf *frozen);
 extern Tlbf *tlbf_carried_after(const Tlbf *frozen, TlbfTime at);
 extern bool tlbf_carried_retirable(const Tlbf *frozen, TlbfTime at);
+extern TbFilter *tlbf_format3_carrying(const Tlbf *old);
 
 #endif							/* TLBF_VALUE_CARRY_H */
