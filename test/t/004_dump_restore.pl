@@ -1,7 +1,9 @@
 # pg_dump and pg_restore of a database with tlbf columns (formats 2 and 3),
 # registrations for the maintenance worker and snapshots of shared filters,
-# into a new cluster: the same bytes and answers afterwards.  (pg_upgrade:
-# 034_pg_upgrade.)
+# into a new cluster: the same bytes and answers afterwards (with
+# tlbf.maintenance_to_format3 off); then the target's worker moves the
+# restored values of format 2 to format 3, answering the same.
+# (pg_upgrade: 034_pg_upgrade.)
 use strict;
 use warnings;
 
@@ -10,7 +12,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my %conf = (shared_preload_libraries => "'tlbf'", 'tlbf.naptime' => 1,
-	'tlbf.snapshot_interval' => 1);
+	'tlbf.snapshot_interval' => 1, 'tlbf.maintenance_to_format3' => 'off');
 my @nodes;
 for my $name ('source', 'target')
 {
@@ -27,8 +29,12 @@ $source->safe_psql('postgres', q{
 	CREATE TABLE visits AS
 	SELECT g % 50 AS site, g AS user_id, now() - interval '30 minutes' + g * interval '10 ms' AS at
 	FROM generate_series(1, 50000) g;
+	-- format 2, as a value written before 1.5: tlbf_add row by row
+	CREATE FUNCTION add_row2(f tlbf, item int, at timestamptz, span interval) RETURNS tlbf
+	    LANGUAGE sql AS $$ SELECT tlbf_add(coalesce(f, tlbf_create_format2(span)), item, at) $$;
+	CREATE AGGREGATE agg2(int, timestamptz, interval) (SFUNC = add_row2, STYPE = tlbf);
 	CREATE TABLE per_site AS
-	SELECT site, tlbf_agg(user_id, at, '1 hour') AS users,
+	SELECT site, agg2(user_id, at, '1 hour' ORDER BY at) AS users,
 	       tlbf_agg_format3(user_id, at, '1 hour', 0.01, 1000) AS users3
 	FROM visits GROUP BY site;
 	SELECT tlbf_maintain('per_site', 'users');
@@ -84,6 +90,27 @@ $target->safe_psql('postgres', 'CREATE DATABASE restored_plain');
 			'-d', $target->connstr('restored_plain') ], 'restore with psql');
 }
 is($target->safe_psql('restored_plain', $answers), $before, 'the same answers from a plain dump');
+
+# the target's worker, with tlbf.maintenance_to_format3 on, moves the
+# registered column's values of format 2 to format 3 (each carrying its
+# old value), and they answer as before
+my $keys = q{
+	SELECT (SELECT count(*) FROM visits v JOIN per_site p USING (site)
+	        WHERE tlbf_contains(p.users, v.user_id)) || ' ' ||
+	       (SELECT count(*) FROM per_site p, generate_series(1000001, 1010000) g
+	        WHERE tlbf_contains(p.users, g))
+};
+my $keys_before = $target->safe_psql('restored', $keys);
+is($target->safe_psql('restored', 'SELECT count(*) FROM per_site WHERE tlbf_format(users) = 2'), '50',
+	'restored values of format 2 stay so while the setting is off');
+$target->safe_psql('postgres', q{
+	ALTER SYSTEM SET tlbf.maintenance_to_format3 = on;
+	SELECT pg_reload_conf();
+});
+ok($target->poll_query_until('restored',
+		'SELECT count(*) = 0 FROM per_site WHERE tlbf_format(users) < 3'),
+	'the worker moves them to format 3');
+is($target->safe_psql('restored', $keys), $keys_before, 'which answer as before');
 
 $source->stop;
 $target->stop;

@@ -1,7 +1,10 @@
 # pg_upgrade of a cluster that uses tlbf, to a new cluster of the same
 # PostgreSQL (the binaries this tree was built for; pg_upgrade carries
 # tables by their files, not by dump and restore): stored values of
-# format 2 and format 3 keep every byte and answer as before, the
+# format 2 and format 3 keep every byte and answer as before (with
+# tlbf.maintenance_to_format3 off), then the new cluster's worker moves
+# the registered column's values of format 2 to format 3, every key still
+# found and every answer the same (issue 36's move within one span); the
 # maintenance worker's registrations and the shared filters (their saved
 # copies) come along and answer the same, and the new cluster's workers
 # take them up.  The servers pg_upgrade starts for itself (binary upgrade
@@ -19,6 +22,7 @@ my $conf = qq{
 shared_preload_libraries = 'tlbf'
 tlbf.naptime = 1
 tlbf.snapshot_interval = 1
+tlbf.maintenance_to_format3 = off
 };
 my $old = PostgreSQL::Test::Cluster->new('old');
 $old->init;
@@ -30,8 +34,12 @@ $old->safe_psql('postgres', q{
 	CREATE TABLE visits AS
 	SELECT g % 20 AS site, g AS user_id, now() - interval '30 minutes' + g * interval '30 ms' AS at
 	FROM generate_series(1, 40000) g;
+	-- format 2, as a value written before 1.5: tlbf_add row by row
+	CREATE FUNCTION add_row2(f tlbf, item int, at timestamptz, span interval) RETURNS tlbf
+	    LANGUAGE sql AS $$ SELECT tlbf_add(coalesce(f, tlbf_create_format2(span)), item, at) $$;
+	CREATE AGGREGATE agg2(int, timestamptz, interval) (SFUNC = add_row2, STYPE = tlbf);
 	CREATE TABLE per_site AS
-	SELECT site, tlbf_agg(user_id, at, '1 hour') AS users,
+	SELECT site, agg2(user_id, at, '1 hour' ORDER BY at) AS users,
 	       tlbf_agg_format3(user_id, at, '1 hour', 0.01, 4000) AS users3
 	FROM visits GROUP BY site;
 	SELECT tlbf_maintain('per_site', 'users');
@@ -98,6 +106,30 @@ ok($new->poll_query_until('postgres',
 ok($new->poll_query_until('postgres',
 		'SELECT count(*) = 0 FROM per_site WHERE tlbf_retirable(users)'),
 	'the new cluster maintains the registered table');
+
+# with tlbf.maintenance_to_format3 on, its worker moves the registered
+# column's values of format 2 to format 3, each carrying the old one:
+# every key found, the same answers for absent keys
+my $keys = q{
+	SELECT (SELECT count(*) FROM visits v JOIN per_site p USING (site)
+	        WHERE tlbf_contains(p.users, v.user_id)) || ' ' ||
+	       (SELECT count(*) FROM per_site p, generate_series(1000001, 1010000) g
+	        WHERE tlbf_contains(p.users, g))
+};
+my $keys_before = $new->safe_psql('postgres', $keys);
+is($new->safe_psql('postgres', 'SELECT count(*) FROM per_site WHERE tlbf_format(users) = 2'), '20',
+	'format 2 until the setting is on');
+$new->safe_psql('postgres', q{
+	ALTER SYSTEM SET tlbf.maintenance_to_format3 = on;
+	SELECT pg_reload_conf();
+});
+ok($new->poll_query_until('postgres',
+		'SELECT count(*) = 0 FROM per_site WHERE tlbf_format(users) < 3'),
+	'the worker moves the values of format 2 to format 3');
+is($new->safe_psql('postgres',
+		q{SELECT count(*) FROM per_site WHERE site < 20 AND tlbf_info(users)->'carries'->>'version' = '2'}),
+	'20', 'each carries its old value');
+is($new->safe_psql('postgres', $keys), $keys_before, 'and answers as before');
 
 $new->stop;
 done_testing();
