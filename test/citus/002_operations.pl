@@ -124,6 +124,9 @@ cmp_ok($bytes_after * 2, '<', $bytes_before,
 is(query(q{SELECT count(*) FILTER (WHERE tlbf_retirable(f)) || ' '
 		|| count(*) FILTER (WHERE tlbf_contains(f, 4000, now())) FROM user_filters}),
 	'0 64', '... none has expired slices left, and each still holds its live keys');
+is(query(q{SELECT count(*) FILTER (WHERE tlbf_format(f) = 3 AND tlbf_info(f)->'carries'->>'version' = '2')
+		FROM user_filters}),
+	'64', '... each moved to format 3 on its worker, carrying its old value (tlbf.maintenance_to_format3)');
 
 # a reference table is not maintained, and its status says so
 query(q{

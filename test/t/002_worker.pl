@@ -19,6 +19,8 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'tlbf'
 tlbf.naptime = 1
+# the values of format 2 here stay so (004 and 034 test their move to format 3)
+tlbf.maintenance_to_format3 = off
 restart_after_crash = on
 # the launcher's rounds (WorkerLog)
 log_min_messages = debug1
