@@ -169,10 +169,13 @@ log_trans(FunctionCallInfo fcinfo, const char *name)
 }
 
 /*
- * Each generation's count, in the slot of its log: its hashes gathered
- * and counted exactly while they are few (tb_count_distinct), else a
- * sketch (a group of a few rows costs a sort of them, not 16 kB of
- * registers).  Either way a function of the generation's hashes alone.
+ * Each generation's count: exact while it holds at most TB_COUNT_EXACT
+ * hashes (tb_count_distinct; a group of a few rows costs a sort of them,
+ * not 16 kB of registers), else a sketch's.  Either way a function of the
+ * generation's hashes alone.  The sketches were mostly kept as the hashes
+ * came (GenerationLog); the hashes are read here only for those that were
+ * not, and for the few of the generations counted exactly, in the slot of
+ * their log.
  */
 typedef struct CountingState
 {
@@ -191,7 +194,7 @@ count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 
 	if (counting->counters[s] != NULL)
 		tb_count_add(counting->counters[s], hashes, n);
-	else
+	else if (counting->few[s] != NULL)
 	{
 		if (n > counting->room[s] - counting->nfew[s])
 			elog(ERROR, "tlbf_agg_format3: a generation holds more hashes than it counted");
@@ -200,23 +203,35 @@ count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 	}
 }
 
-/* The largest count of distinct keys of a generation. */
+/*
+ * The largest count of distinct keys of a generation.  A generation
+ * counted exactly has at most as many keys as hashes: one whose hashes
+ * are no more than the largest sketch's count cannot be the largest, and
+ * is not counted (nor read).
+ */
 static double
 largest_count(HashLog *state)
 {
 	CountingState counting;
 	double		largest = 0;
+	bool		read = false;
+	bool		file = false;
 
 	memset(&counting, 0, sizeof(counting));
 	counting.state = state;
 	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION && state->logs[s].counter != NULL)
+			largest = Max(largest, tb_count_estimate(state->logs[s].counter));
+	for (int s = 0; s < tb_slots(state->header); s++)
 	{
 		GenerationLog *log = &state->logs[s];
 
-		if (log->generation == TB_NO_GENERATION)
+		if (log->generation == TB_NO_GENERATION || log->counter != NULL)
 			continue;
 		if (log->n <= TB_COUNT_EXACT)
 		{
+			if ((double) log->n <= largest)
+				continue;
 			counting.few[s] = palloc(Max(log->n, 1) * sizeof(TlbfHash));
 			counting.room[s] = log->n;
 		}
@@ -225,8 +240,11 @@ largest_count(HashLog *state)
 			counting.counters[s] = palloc(sizeof(TbCounter));
 			tb_count_init(counting.counters[s]);
 		}
+		read = true;
+		file |= log->in_file > 0;
 	}
-	tlbf_hash_log_visit(state, true, true, count_hashes, &counting);
+	if (read)
+		tlbf_hash_log_visit(state, true, file, count_hashes, &counting);
 	for (int s = 0; s < tb_slots(state->header); s++)
 	{
 		if (counting.counters[s] != NULL)
@@ -490,6 +508,7 @@ tlbf_format3_log_from_bytes(const bytea *bytes, MemoryContext parent, AggState *
 		p += sent.n * sizeof(TlbfHash);
 		tlbf_hash_log_add_behind(log, c);
 		log->n = sent.n;
+		tlbf_hash_log_counted(state, log, c->hashes, c->n);
 	}
 	if (p != end)
 		damaged("It has bytes after its last generation.");

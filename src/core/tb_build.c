@@ -39,23 +39,12 @@ tb_count_init(TbCounter *c)
 	memset(c->reg, 0, sizeof(c->reg));
 }
 
-/*
- * A register from the top bits of the hash's second half, the rank of the
- * first one bit after them (the group is chosen from the first half).
- */
+/* Count hashes (tb_count_one, tb.h). */
 void
 tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-	{
-		uint64_t	x = hashes[i].b;
-		uint64_t	rest = (x << TB_COUNT_BITS) | (UINT64_C(1) << (TB_COUNT_BITS - 1));
-		uint8_t		rank = (uint8_t) (__builtin_clzll(rest) + 1);
-		uint8_t    *r = &c->reg[x >> (64 - TB_COUNT_BITS)];
-
-		if (rank > *r)
-			*r = rank;
-	}
+		tb_count_one(c, hashes[i]);
 }
 
 /* Distinct keys the sketch saw: HyperLogLog, linear counting while few. */
