@@ -152,8 +152,20 @@ tlbf_format3_log_add_row(HashLog *state, FunctionCallInfo fcinfo)
 static Datum
 log_trans(FunctionCallInfo fcinfo, const char *name)
 {
-	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
+	MemoryContext aggcontext;
 	HashLog    *state;
+
+	/* every row but the first, in an aggregation, without calls but the row's */
+	if (likely(!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
+			   fcinfo->context != NULL && IsA(fcinfo->context, AggState)))
+	{
+		state = (HashLog *) PG_GETARG_POINTER(0);
+		state->aggstate = (AggState *) fcinfo->context;
+		tlbf_format3_log_add_row(state, fcinfo);
+		PG_RETURN_POINTER(state);
+	}
+
+	aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{

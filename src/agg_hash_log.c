@@ -96,17 +96,6 @@ tlbf_hash_log_forget_past(HashLog *state)
 	state->last = NULL;
 }
 
-/* The newest time is now 'at' if later. */
-void
-tlbf_hash_log_move_newest(HashLog *state, TlbfTime at)
-{
-	if (state->header->newest != TLBF_NEVER && at <= state->header->newest)
-		return;
-	state->header->newest = at;
-	if (at >= state->oldest_until || state->oldest_until == 0)
-		tlbf_hash_log_forget_past(state);
-}
-
 /*
  * The log of generation 'g' (within the span: two such generations never
  * share a slot), started if need be with its earliest time 'earliest'.

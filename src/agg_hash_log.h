@@ -81,7 +81,19 @@ typedef void (*HashVisitor) (GenerationLog *log, const TlbfHash *hashes, size_t 
 extern HashLog *tlbf_hash_log_create(MemoryContext aggcontext, const TbFilter *header);
 extern void tlbf_hash_log_forget(HashLog *state, GenerationLog *log);
 extern void tlbf_hash_log_forget_past(HashLog *state);
-extern void tlbf_hash_log_move_newest(HashLog *state, TlbfTime at);
+/*
+ * The newest time is now 'at' if later (the generations that leave the
+ * span then are forgotten).  Inline: every row comes here.
+ */
+static inline void
+tlbf_hash_log_move_newest(HashLog *state, TlbfTime at)
+{
+	if (state->header->newest != TLBF_NEVER && at <= state->header->newest)
+		return;
+	state->header->newest = at;
+	if (unlikely(at >= state->oldest_until || state->oldest_until == 0))
+		tlbf_hash_log_forget_past(state);
+}
 extern GenerationLog *tlbf_hash_log_generation(HashLog *state, int64 g, TlbfTime earliest);
 extern void tlbf_hash_log_counted(HashLog *state, GenerationLog *log,
 								  const TlbfHash *hashes, size_t n);
