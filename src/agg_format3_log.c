@@ -317,6 +317,7 @@ tlbf_format3_log_build(HashLog *state)
 		if (state->logs[s].generation != TB_NO_GENERATION)
 			tb_build_generation(f, state->logs[s].generation, state->logs[s].earliest);
 	tlbf_hash_log_visit(state, true, true, set_hashes, f);
+	tb_build_finish(f);
 	SET_VARSIZE(f, tb_size(f));
 	return f;
 }

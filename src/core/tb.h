@@ -95,6 +95,7 @@ extern double tb_count_estimate(const TbCounter *c);
 extern double tb_count_distinct(TlbfHash *hashes, size_t n);
 extern TlbfStatus tb_build_band(TbFilter **f, TlbfMemory *memory, double keys);
 extern void tb_build_generation(TbFilter *f, int64_t g, TlbfTime earliest);
+extern void tb_build_finish(TbFilter *f);
 extern void tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n);
 
 /* tb_query.c */
