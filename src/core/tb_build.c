@@ -24,7 +24,7 @@
 #include "tb_bits.h"
 
 /* Keys whose lines are prefetched ahead of the one being set. */
-#define TB_BUILD_AHEAD 8
+#define TB_BUILD_AHEAD 32
 
 /*
  * Room above a count: the sketch's standard error is 1.04 / sqrt(16384) =
