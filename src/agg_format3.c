@@ -225,19 +225,20 @@ take_plain_path(Format3Hasher *hasher, FunctionCallInfo fcinfo, const TbFilter *
 		TlbfHash	again = tlbf_hash_item(plain, PG_GETARG_DATUM(1), filter->seed);
 
 		if (again.a == hash.a && again.b == hash.b)
+		{
 			hasher->plain = plain;
+			hasher->int_bytes = tlbf_int_item_bytes(plain);
+		}
 	}
 }
 
 /*
- * The hash of argument 1 (the item) for 'filter', whose kind of key it
- * records ('holds_keys': it holds some already, which the item must
- * match).  'memory' lasts as long as the hasher (the call site's may last
- * one call).  Shared with the aggregate without a capacity (agg_format3_log.c).
+ * tlbf_format3_row_hash (agg_format3.h) before the plain path is taken:
+ * the general path, the key's kind found, checked and recorded.
  */
 TlbfHash
-tlbf_format3_row_hash(Format3Hasher *hasher, FunctionCallInfo fcinfo, TbFilter *filter,
-					  bool holds_keys, MemoryContext memory)
+tlbf_format3_row_hash_general(Format3Hasher *hasher, FunctionCallInfo fcinfo, TbFilter *filter,
+							  bool holds_keys, MemoryContext memory)
 {
 	TlbfKeys	basis;
 	TlbfHash	hash;

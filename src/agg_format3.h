@@ -21,11 +21,44 @@ typedef struct Format3Hasher
 								 * that it gives their hash (NULL: the
 								 * general path) */
 	bool		checked;
+	int			int_bytes;		/* the plain hasher's items are integers of
+								 * this width, hashed here without a call
+								 * through it (tlbf_int_item_bytes); or 0 */
 } Format3Hasher;
 
-extern TlbfHash tlbf_format3_row_hash(Format3Hasher *hasher, FunctionCallInfo fcinfo,
-									  TbFilter *filter, bool holds_keys,
-									  MemoryContext memory);
+extern TlbfHash tlbf_format3_row_hash_general(Format3Hasher *hasher, FunctionCallInfo fcinfo,
+											  TbFilter *filter, bool holds_keys,
+											  MemoryContext memory);
+
+/*
+ * The hash of argument 1 (the item) for 'filter', whose kind of key it
+ * records ('holds_keys': it holds some already, which the item must
+ * match).  'memory' lasts as long as the hasher (the call site's may last
+ * one call).  Inline: once the first key chose the plain path, every row
+ * of an aggregate is hashed here, integers without a call but the hash's.
+ */
+static inline TlbfHash
+tlbf_format3_row_hash(Format3Hasher *hasher, FunctionCallInfo fcinfo, TbFilter *filter,
+					  bool holds_keys, MemoryContext memory)
+{
+	if (likely(hasher->plain != NULL))
+	{
+		Datum		item = PG_GETARG_DATUM(1);
+
+		switch (hasher->int_bytes)
+		{
+			case 8:
+				return tlbf_hash_int64(DatumGetInt64(item), filter->seed);
+			case 4:
+				return tlbf_hash_int64(DatumGetInt32(item), filter->seed);
+			case 2:
+				return tlbf_hash_int64(DatumGetInt16(item), filter->seed);
+			default:
+				return tlbf_hash_item(hasher->plain, item, filter->seed);
+		}
+	}
+	return tlbf_format3_row_hash_general(hasher, fcinfo, filter, holds_keys, memory);
+}
 
 extern MemoryContext tlbf_format3_aggregate_memory(FunctionCallInfo fcinfo,
 												   const char *function);

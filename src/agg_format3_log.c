@@ -142,12 +142,25 @@ tlbf_format3_log_add_row(HashLog *state, FunctionCallInfo fcinfo)
  * Add a row.  Rows with a NULL item or time are skipped, as tlbf_add skips
  * them; a group with no other row gives NULL.  The parameters of later
  * rows are not read.
+ * Inlined into each SQL function that calls it: one call less a row.
  */
-static Datum
+static pg_attribute_always_inline Datum
 log_trans(FunctionCallInfo fcinfo, const char *name)
 {
-	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
+	MemoryContext aggcontext;
 	HashLog    *state;
+
+	/* every row but the first, in an aggregation, without calls but the row's */
+	if (likely(!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
+			   fcinfo->context != NULL && IsA(fcinfo->context, AggState)))
+	{
+		state = (HashLog *) PG_GETARG_POINTER(0);
+		state->aggstate = (AggState *) fcinfo->context;
+		tlbf_format3_log_add_row(state, fcinfo);
+		PG_RETURN_POINTER(state);
+	}
+
+	aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
@@ -163,10 +176,13 @@ log_trans(FunctionCallInfo fcinfo, const char *name)
 }
 
 /*
- * Each generation's count, in the slot of its log: its hashes gathered
- * and counted exactly while they are few (tb_count_distinct), else a
- * sketch (a group of a few rows costs a sort of them, not 16 kB of
- * registers).  Either way a function of the generation's hashes alone.
+ * Each generation's count: exact while it holds at most TB_COUNT_EXACT
+ * hashes (tb_count_distinct; a group of a few rows costs a sort of them,
+ * not 16 kB of registers), else a sketch's.  Either way a function of the
+ * generation's hashes alone.  The sketches were mostly kept as the hashes
+ * came (GenerationLog); the hashes are read here only for those that were
+ * not, and for the few of the generations counted exactly, in the slot of
+ * their log.
  */
 typedef struct CountingState
 {
@@ -185,7 +201,7 @@ count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 
 	if (counting->counters[s] != NULL)
 		tb_count_add(counting->counters[s], hashes, n);
-	else
+	else if (counting->few[s] != NULL)
 	{
 		if (n > counting->room[s] - counting->nfew[s])
 			elog(ERROR, "tlbf_agg: a generation holds more hashes than it counted");
@@ -194,23 +210,35 @@ count_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 	}
 }
 
-/* The largest count of distinct keys of a generation. */
+/*
+ * The largest count of distinct keys of a generation.  A generation
+ * counted exactly has at most as many keys as hashes: one whose hashes
+ * are no more than the largest sketch's count cannot be the largest, and
+ * is not counted (nor read).
+ */
 static double
 largest_count(HashLog *state)
 {
 	CountingState counting;
 	double		largest = 0;
+	bool		read = false;
+	bool		file = false;
 
 	memset(&counting, 0, sizeof(counting));
 	counting.state = state;
 	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION && state->logs[s].counter != NULL)
+			largest = Max(largest, tb_count_estimate(state->logs[s].counter));
+	for (int s = 0; s < tb_slots(state->header); s++)
 	{
 		GenerationLog *log = &state->logs[s];
 
-		if (log->generation == TB_NO_GENERATION)
+		if (log->generation == TB_NO_GENERATION || log->counter != NULL)
 			continue;
 		if (log->n <= TB_COUNT_EXACT)
 		{
+			if ((double) log->n <= largest)
+				continue;
 			counting.few[s] = palloc(Max(log->n, 1) * sizeof(TlbfHash));
 			counting.room[s] = log->n;
 		}
@@ -219,8 +247,11 @@ largest_count(HashLog *state)
 			counting.counters[s] = palloc(sizeof(TbCounter));
 			tb_count_init(counting.counters[s]);
 		}
+		read = true;
+		file |= log->in_file > 0;
 	}
-	tlbf_hash_log_visit(state, true, true, count_hashes, &counting);
+	if (read)
+		tlbf_hash_log_visit(state, true, file, count_hashes, &counting);
 	for (int s = 0; s < tb_slots(state->header); s++)
 	{
 		if (counting.counters[s] != NULL)
@@ -281,6 +312,7 @@ tlbf_format3_log_build(HashLog *state)
 		if (state->logs[s].generation != TB_NO_GENERATION)
 			tb_build_generation(f, state->logs[s].generation, state->logs[s].earliest);
 	tlbf_hash_log_visit(state, true, true, set_hashes, f);
+	tb_build_finish(f);
 	SET_VARSIZE(f, tb_size(f));
 	return f;
 }
@@ -484,6 +516,7 @@ tlbf_format3_log_from_bytes(const bytea *bytes, MemoryContext parent, AggState *
 		p += sent.n * sizeof(TlbfHash);
 		tlbf_hash_log_add_behind(log, c);
 		log->n = sent.n;
+		tlbf_hash_log_counted(state, log, c->hashes, c->n);
 	}
 	if (p != end)
 		damaged("It has bytes after its last generation.");

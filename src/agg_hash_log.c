@@ -61,10 +61,17 @@ tlbf_hash_log_forget(HashLog *state, GenerationLog *log)
 		pfree(c);
 		c = older;
 	}
+	if (log->counter != NULL)
+	{
+		state->in_memory -= sizeof(TbCounter);
+		pfree(log->counter);
+	}
 	log->generation = TB_NO_GENERATION;
 	log->chunks = NULL;
 	log->n = 0;
 	log->earliest = 0;
+	log->in_file = 0;
+	log->counter = NULL;
 }
 
 /*
@@ -86,17 +93,6 @@ tlbf_hash_log_forget_past(HashLog *state)
 			state->logs[s].generation < state->oldest)
 			tlbf_hash_log_forget(state, &state->logs[s]);
 	state->last = NULL;
-}
-
-/* The newest time is now 'at' if later. */
-void
-tlbf_hash_log_move_newest(HashLog *state, TlbfTime at)
-{
-	if (state->header->newest != TLBF_NEVER && at <= state->header->newest)
-		return;
-	state->header->newest = at;
-	if (at >= state->oldest_until || state->oldest_until == 0)
-		tlbf_hash_log_forget_past(state);
 }
 
 /*
@@ -179,33 +175,51 @@ write_hashes(HashLog *state, int64 g, const TlbfHash *hashes, size_t n)
 }
 
 /*
- * Past the budget: write every full chunk to the file (not a generation's
- * newest chunk while it has room: rows go on into it).
+ * Write every full chunk of a generation's log to the file (not its newest
+ * chunk while it has room: rows go on into it).
+ */
+static void
+spill_log(HashLog *state, GenerationLog *log)
+{
+	HashChunk **link = &log->chunks;
+
+	if (*link != NULL && (*link)->n < (*link)->allocated)
+		link = &(*link)->next;
+	while (*link != NULL)
+	{
+		HashChunk  *c = *link;
+
+		write_hashes(state, log->generation, c->hashes, c->n);
+		log->in_file += c->n;
+		*link = c->next;
+		state->in_memory -= chunk_bytes(c->allocated);
+		pfree(c);
+	}
+}
+
+/*
+ * Past the budget: write full chunks to the file, those of the
+ * generations counted as they come first.  A generation not counted yet
+ * keeps its hashes in memory while that is enough: one that writes some
+ * before its count starts must be read from the file once more at the end
+ * to be counted (the rows of a large aggregate mostly come in time order:
+ * a new generation grows past TB_COUNT_EXACT while older ones spill).
  */
 void
 tlbf_hash_log_spill_if_over(HashLog *state, Size more)
 {
-	if (state->in_memory + more <= memory_budget(state))
+	Size		budget = memory_budget(state);
+
+	if (state->in_memory + more <= budget)
 		return;
 	for (int s = 0; s < tb_slots(state->header); s++)
-	{
-		GenerationLog *log = &state->logs[s];
-		HashChunk **link = &log->chunks;
-
-		if (log->generation == TB_NO_GENERATION)
-			continue;
-		if (*link != NULL && (*link)->n < (*link)->allocated)
-			link = &(*link)->next;
-		while (*link != NULL)
-		{
-			HashChunk  *c = *link;
-
-			write_hashes(state, log->generation, c->hashes, c->n);
-			*link = c->next;
-			state->in_memory -= chunk_bytes(c->allocated);
-			pfree(c);
-		}
-	}
+		if (state->logs[s].generation != TB_NO_GENERATION && state->logs[s].counter != NULL)
+			spill_log(state, &state->logs[s]);
+	if (state->in_memory + more <= budget)
+		return;
+	for (int s = 0; s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION && state->logs[s].counter == NULL)
+			spill_log(state, &state->logs[s]);
 }
 
 /* A new chunk of 'allocated' hashes, in memory (the state spills first if need be). */
@@ -223,9 +237,9 @@ tlbf_hash_log_new_chunk(HashLog *state, uint32 allocated)
 	return c;
 }
 
-/* Room for one more hash in the log's newest chunk. */
-static HashChunk *
-chunk_with_room(HashLog *state, GenerationLog *log)
+/* Room for one more hash in the log's newest chunk (tlbf_hash_log_append). */
+HashChunk *
+tlbf_hash_log_chunk_with_room(HashLog *state, GenerationLog *log)
 {
 	HashChunk  *c = log->chunks;
 
@@ -239,14 +253,36 @@ chunk_with_room(HashLog *state, GenerationLog *log)
 	return c;
 }
 
-/* Add a hash to a generation's log (the state spills first if need be). */
+/*
+ * Start the sketch of a log that now holds more than TB_COUNT_EXACT
+ * hashes, from those it holds: unless some are in the file only (it is
+ * then counted at the end, from all of them).
+ */
 void
-tlbf_hash_log_append(HashLog *state, GenerationLog *log, TlbfHash hash)
+tlbf_hash_log_start_counter(HashLog *state, GenerationLog *log)
 {
-	HashChunk  *c = chunk_with_room(state, log);
+	if (log->counter != NULL || log->in_file > 0 || log->n <= TB_COUNT_EXACT)
+		return;
+	log->counter = MemoryContextAlloc(state->context, sizeof(TbCounter));
+	state->in_memory += sizeof(TbCounter);
+	tb_count_init(log->counter);
+	for (HashChunk *c = log->chunks; c != NULL; c = c->next)
+		tb_count_add(log->counter, c->hashes, c->n);
+}
 
-	c->hashes[c->n++] = hash;
-	log->n++;
+/*
+ * The log just took these hashes (its n counts them already): count them
+ * into its sketch, which starts once it holds more than TB_COUNT_EXACT.
+ * The registers keep maxima: a sketch is the same whatever order, or
+ * however many times, its hashes came.
+ */
+void
+tlbf_hash_log_counted(HashLog *state, GenerationLog *log, const TlbfHash *hashes, size_t n)
+{
+	if (log->counter != NULL)
+		tb_count_add(log->counter, hashes, n);
+	else
+		tlbf_hash_log_start_counter(state, log);
 }
 
 /* Add a full chunk behind the log's newest (which keeps taking rows). */
@@ -327,6 +363,7 @@ copy_hashes(GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg)
 	c->n = (uint32) n;
 	tlbf_hash_log_add_behind(dst, c);
 	dst->n += n;
+	tlbf_hash_log_counted(into, dst, c->hashes, n);
 }
 
 /*
@@ -368,6 +405,7 @@ tlbf_hash_log_take(HashLog *into, HashLog *from)
 				dst->n += c->n;
 				from->in_memory -= chunk_bytes(c->allocated);
 				into->in_memory += chunk_bytes(c->allocated);
+				tlbf_hash_log_counted(into, dst, c->hashes, c->n);
 			}
 		}
 		for (int s = 0; s < tb_slots(from->header); s++)

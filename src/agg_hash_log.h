@@ -28,13 +28,24 @@ typedef struct HashChunk
 	TlbfHash	hashes[FLEXIBLE_ARRAY_MEMBER];
 } HashChunk;
 
-/* One generation's rows: their hashes, in chunks, and its earliest time. */
+/*
+ * One generation's rows: their hashes, in chunks, and its earliest time;
+ * and, once it holds more than TB_COUNT_EXACT, the sketch that counts its
+ * keys, kept as the hashes come (tlbf_hash_log_counted), so that the end
+ * need not read them all once more before setting them.
+ */
 typedef struct GenerationLog
 {
 	int64		generation;		/* TB_NO_GENERATION: none */
 	TlbfTime	earliest;
 	uint64		n;
 	HashChunk  *chunks;			/* the newest first */
+	uint64		in_file;		/* of its hashes, those written to the file */
+	TbCounter  *counter;		/* the sketch of all its hashes, or NULL:
+								 * while it holds at most TB_COUNT_EXACT
+								 * (counted exactly at the end), or if some
+								 * went to the file before it had one
+								 * (counted at the end from them all) */
 } GenerationLog;
 
 typedef struct HashLog
@@ -70,9 +81,45 @@ typedef void (*HashVisitor) (GenerationLog *log, const TlbfHash *hashes, size_t 
 extern HashLog *tlbf_hash_log_create(MemoryContext aggcontext, const TbFilter *header);
 extern void tlbf_hash_log_forget(HashLog *state, GenerationLog *log);
 extern void tlbf_hash_log_forget_past(HashLog *state);
-extern void tlbf_hash_log_move_newest(HashLog *state, TlbfTime at);
+/*
+ * The newest time is now 'at' if later (the generations that leave the
+ * span then are forgotten).  Inline: every row comes here.
+ */
+static inline void
+tlbf_hash_log_move_newest(HashLog *state, TlbfTime at)
+{
+	if (state->header->newest != TLBF_NEVER && at <= state->header->newest)
+		return;
+	state->header->newest = at;
+	if (unlikely(at >= state->oldest_until || state->oldest_until == 0))
+		tlbf_hash_log_forget_past(state);
+}
 extern GenerationLog *tlbf_hash_log_generation(HashLog *state, int64 g, TlbfTime earliest);
-extern void tlbf_hash_log_append(HashLog *state, GenerationLog *log, TlbfHash hash);
+extern void tlbf_hash_log_counted(HashLog *state, GenerationLog *log,
+								  const TlbfHash *hashes, size_t n);
+extern void tlbf_hash_log_start_counter(HashLog *state, GenerationLog *log);
+
+/* A chunk with room for one more hash (agg_hash_log.c). */
+extern HashChunk *tlbf_hash_log_chunk_with_room(HashLog *state, GenerationLog *log);
+
+/*
+ * Add a hash to a generation's log (the state spills first if need be),
+ * and count it.  Inline: every row comes here.
+ */
+static inline void
+tlbf_hash_log_append(HashLog *state, GenerationLog *log, TlbfHash hash)
+{
+	HashChunk  *c = log->chunks;
+
+	if (unlikely(c == NULL || c->n == c->allocated))
+		c = tlbf_hash_log_chunk_with_room(state, log);
+	c->hashes[c->n++] = hash;
+	log->n++;
+	if (likely(log->counter != NULL))
+		tb_count_one(log->counter, hash);
+	else if (log->n > TB_COUNT_EXACT)
+		tlbf_hash_log_start_counter(state, log);
+}
 extern HashChunk *tlbf_hash_log_new_chunk(HashLog *state, uint32 allocated);
 extern void tlbf_hash_log_add_behind(GenerationLog *log, HashChunk *c);
 extern void tlbf_hash_log_spill_if_over(HashLog *state, Size more);

@@ -1013,6 +1013,28 @@ tlbf_bytes_item(const ItemHasher *hasher, Datum item, const uint8 **bytes, uint3
 }
 
 /*
+ * The width of an item of an integer or timestamp type (2, 4 or 8 bytes):
+ * its hash is tlbf_hash_int64 of its value.  0 for other kinds.
+ */
+int
+tlbf_int_item_bytes(const ItemHasher *hasher)
+{
+	switch (hasher->kind)
+	{
+		case ITEM_INT2:
+			return 2;
+		case ITEM_INT4:
+			return 4;
+		case ITEM_INT8:
+		case ITEM_TIMESTAMP:
+		case ITEM_TIMESTAMPTZ:
+			return 8;
+		default:
+			return 0;
+	}
+}
+
+/*
  * If the item is of an integer or timestamp type, set *value to it: its
  * hash is tlbf_hash_int64(*value, seed).
  */

@@ -24,6 +24,7 @@ typedef struct RowFields
 
 extern Oid	tlbf_arg_type(FunctionCallInfo fcinfo, int argno);
 extern bool tlbf_int64_item(const ItemHasher *hasher, Datum item, int64 *value);
+extern int	tlbf_int_item_bytes(const ItemHasher *hasher);
 extern bool tlbf_bytes_item(const ItemHasher *hasher, Datum item,
 							const uint8 **bytes, uint32 *len);
 extern ItemHasher *tlbf_item_hasher(Oid type, Oid collation, MemoryContext context);

@@ -43,6 +43,10 @@ time_text(TimestampTz t)
 	return DatumGetCString(DirectFunctionCall1(timestamptz_out, TimestampTzGetDatum(t)));
 }
 
+/* The limit last computed, and the tlbf.max_future it was made with (times.h). */
+TimestampTz tlbf_insert_time_limit = DT_NOBEGIN;
+int			tlbf_insert_time_limit_setting = -1;
+
 /*
  * A time a key is added at: finite, and not more than tlbf.max_future
  * ahead of the server's clock.  A filter's slices keep the newest time
@@ -56,23 +60,20 @@ time_text(TimestampTz t)
 TlbfTime
 tlbf_check_insert_time(TimestampTz at)
 {
-	static TimestampTz limit = DT_NOBEGIN;
-	static int	limit_setting = -1; /* the tlbf.max_future it was made with */
-
 	(void) tlbf_check_time(at);
 	if (tlbf_max_future < 0)
 		return at;
-	if (limit_setting != tlbf_max_future)
+	if (tlbf_insert_time_limit_setting != tlbf_max_future)
 	{
 		/* a lowered setting must not be outlived by the limit of the old one */
-		limit = DT_NOBEGIN;
-		limit_setting = tlbf_max_future;
+		tlbf_insert_time_limit = DT_NOBEGIN;
+		tlbf_insert_time_limit_setting = tlbf_max_future;
 	}
-	if (at <= limit)
+	if (at <= tlbf_insert_time_limit)
 		return at;
-	limit = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-										(int64) tlbf_max_future * 1000);
-	if (at > limit)
+	tlbf_insert_time_limit = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														 (int64) tlbf_max_future * 1000);
+	if (at > tlbf_insert_time_limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("tlbf key time %s is ahead of the server's clock", time_text(at)),
@@ -80,13 +81,6 @@ tlbf_check_insert_time(TimestampTz at)
 						   tlbf_max_future),
 				 errhint("Fix the time, or raise tlbf.max_future (-1 accepts any time).")));
 	return at;
-}
-
-/* A timestamptz argument a key is added at, checked. */
-TlbfTime
-tlbf_insert_time_arg(FunctionCallInfo fcinfo, int argno)
-{
-	return tlbf_check_insert_time(PG_GETARG_TIMESTAMPTZ(argno));
 }
 
 /*

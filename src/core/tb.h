@@ -72,12 +72,30 @@ typedef struct TbCounter
 											 * seen in each register */
 } TbCounter;
 
+/*
+ * Count one hash: a register from the top bits of its second half, the
+ * rank of the first one bit after them (the group is chosen from the first
+ * half).  Inline: an aggregate counts each row as it comes.
+ */
+static inline void
+tb_count_one(TbCounter *c, TlbfHash hash)
+{
+	uint64_t	x = hash.b;
+	uint64_t	rest = (x << TB_COUNT_BITS) | (UINT64_C(1) << (TB_COUNT_BITS - 1));
+	uint8_t		rank = (uint8_t) (__builtin_clzll(rest) + 1);
+	uint8_t    *r = &c->reg[x >> (64 - TB_COUNT_BITS)];
+
+	if (rank > *r)
+		*r = rank;
+}
+
 extern void tb_count_init(TbCounter *c);
 extern void tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n);
 extern double tb_count_estimate(const TbCounter *c);
 extern double tb_count_distinct(TlbfHash *hashes, size_t n);
 extern TlbfStatus tb_build_band(TbFilter **f, TlbfMemory *memory, double keys);
 extern void tb_build_generation(TbFilter *f, int64_t g, TlbfTime earliest);
+extern void tb_build_finish(TbFilter *f);
 extern void tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n);
 
 /* tb_query.c */

@@ -24,7 +24,7 @@
 #include "tb_bits.h"
 
 /* Keys whose lines are prefetched ahead of the one being set. */
-#define TB_BUILD_AHEAD 8
+#define TB_BUILD_AHEAD 32
 
 /*
  * Room above a count: the sketch's standard error is 1.04 / sqrt(16384) =
@@ -39,23 +39,12 @@ tb_count_init(TbCounter *c)
 	memset(c->reg, 0, sizeof(c->reg));
 }
 
-/*
- * A register from the top bits of the hash's second half, the rank of the
- * first one bit after them (the group is chosen from the first half).
- */
+/* Count hashes (tb_count_one, tb.h). */
 void
 tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-	{
-		uint64_t	x = hashes[i].b;
-		uint64_t	rest = (x << TB_COUNT_BITS) | (UINT64_C(1) << (TB_COUNT_BITS - 1));
-		uint8_t		rank = (uint8_t) (__builtin_clzll(rest) + 1);
-		uint8_t    *r = &c->reg[x >> (64 - TB_COUNT_BITS)];
-
-		if (rank > *r)
-			*r = rank;
-	}
+		tb_count_one(c, hashes[i]);
 }
 
 /* Distinct keys the sketch saw: HyperLogLog, linear counting while few. */
@@ -138,12 +127,13 @@ tb_count_distinct(TlbfHash *hashes, size_t n)
 }
 
 /*
- * Building, in three steps: the filter (made by tb_init, its newest time
+ * Building, in four steps: the filter (made by tb_init, its newest time
  * and insertions set) gets its one band, with room for 'keys' in a
  * generation (the largest count, and the sketch's error); each generation
  * its slot (tb_build_generation: among those a query at the newest time
  * may ask, each in a slot of its own); then its keys, in any number of
- * calls (tb_build_add).  TLBF_OVER_LIMIT, the filter unchanged, if the
+ * calls (tb_build_add); then each slot its count of bits set
+ * (tb_build_finish).  TLBF_OVER_LIMIT, the filter unchanged, if the
  * band would pass memory->max_bytes.
  */
 TlbfStatus
@@ -172,19 +162,28 @@ tb_build_generation(TbFilter *f, int64_t g, TlbfTime earliest)
 	slot->bits = 0;
 }
 
+/*
+ * Set the keys' bits in piece 's' of the band, their lines prefetched a
+ * few keys ahead.  Only ORed: the slot's count of bits set is taken once
+ * at the end (tb_build_finish), not per key as tb_set_bits keeps it.
+ */
 static inline __attribute__((always_inline)) void
-add_all(TbFilter *f, int s, const TlbfHash *hashes, size_t n, TlbfTime at,
-		const int piece, const int k)
+add_all(TbFilter *f, int s, const TlbfHash *hashes, size_t n, const int piece, const int k)
 {
-	const uint64_t *words = tb_words(f);
+	uint64_t   *words = tb_words(f) + (uint64_t) s * piece;
 	uint64_t	nlines = tb_bands(f)[0].nlines;
 	uint64_t	group_words = tb_group_words(f);
 
 	for (size_t i = 0; i < n; i++)
 	{
+		uint64_t   *line = words + tb_group_of(hashes[i], nlines) * group_words;
+		uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
+
 		if (i + TB_BUILD_AHEAD < n)
 			__builtin_prefetch(words + tb_group_of(hashes[i + TB_BUILD_AHEAD], nlines) * group_words, 1);
-		tb_set_bits(f, 0, s, hashes[i], at, piece, k);
+		tb_key_masks(hashes[i], piece, k, masks);
+		for (int w = 0; w < piece; w++)
+			line[w] |= masks[w];
 	}
 }
 
@@ -198,13 +197,43 @@ tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n)
 {
 	int			s = tb_slot_of(f, g);
 	int			piece = tb_piece_words(f);
-	TlbfTime	at;
 
 	if (f->nbands != 1 || tb_bands(f)[0].slot[s].generation != g)
 		return;
-	at = tb_bands(f)[0].slot[s].started;
 	if (piece == 2 && f->k == 8)
-		add_all(f, s, hashes, n, at, 2, 8);
+		add_all(f, s, hashes, n, 2, 8);
 	else
-		add_all(f, s, hashes, n, at, piece, f->k);
+		add_all(f, s, hashes, n, piece, f->k);
+}
+
+/*
+ * After the last key: each generation's count of bits set, from its
+ * pieces (the band was all zeros: the bits each key found new add up to
+ * those set, as tb_set_bits would have counted them, in one pass over the
+ * band instead of a count per key).
+ */
+void
+tb_build_finish(TbFilter *f)
+{
+	TbBand	   *b;
+	const uint64_t *words = tb_words(f);
+	uint64_t	group_words = tb_group_words(f);
+	int			piece = tb_piece_words(f);
+	int			slots = tb_slots(f);
+	uint64_t	bits[TB_MAX_SLOTS] = {0};
+
+	if (f->nbands != 1)
+		return;
+	b = &tb_bands(f)[0];
+	for (uint64_t line = 0; line < b->nlines; line++)
+	{
+		const uint64_t *group = words + line * group_words;
+
+		for (int s = 0; s < slots; s++)
+			for (int w = 0; w < piece; w++)
+				bits[s] += (uint64_t) tb_popcount(group[s * piece + w]);
+	}
+	for (int s = 0; s < slots; s++)
+		if (b->slot[s].generation != TB_NO_GENERATION)
+			b->slot[s].bits = bits[s];
 }

@@ -265,6 +265,7 @@ build_from_log(const Run *r, bool reversed)
 
 		tb_build_add(f, tb_generation_of(r->log[j].at, f->length), &h, 1);
 	}
+	tb_build_finish(f);
 	check_valid(f, "a built filter");
 	return f;
 }

@@ -708,6 +708,7 @@ build_from(TbTest *t, TlbfHash *hashes, const long *first, const long *count,
 		tb_build_add(t->f, tb_generation_of(START, t->f->length) + g, hashes + from,
 					 (size_t) (to - from));
 	}
+	tb_build_finish(t->f);
 	free(counter);
 }
 
