@@ -172,7 +172,6 @@ state_to_change(FunctionCallInfo fcinfo, MemoryContext aggregate, bool hashes)
 }
 
 /*
-/*
  * tlbf_agg(item, at, span [, error_rate]) for an item of a declared type:
  * the keys' hashes (agg_format3_log.c), which travel between processes and
  * nodes as the flat form.  The first row makes the state, from its
