@@ -227,25 +227,27 @@ largest_count(HashLog *state)
 	memset(&counting, 0, sizeof(counting));
 	counting.state = state;
 	for (int s = 0; s < tb_slots(state->header); s++)
-		if (state->logs[s].generation != TB_NO_GENERATION && state->logs[s].counter != NULL)
+		if (tlbf_generation_count(&state->logs[s]) == GENERATION_SKETCHED)
 			largest = Max(largest, tb_count_estimate(state->logs[s].counter));
 	for (int s = 0; s < tb_slots(state->header); s++)
 	{
 		GenerationLog *log = &state->logs[s];
 
-		if (log->generation == TB_NO_GENERATION || log->counter != NULL)
-			continue;
-		if (log->n <= TB_COUNT_EXACT)
+		switch (tlbf_generation_count(log))
 		{
-			if ((double) log->n <= largest)
+			case GENERATION_NONE:
+			case GENERATION_SKETCHED:
 				continue;
-			counting.few[s] = palloc(Max(log->n, 1) * sizeof(TlbfHash));
-			counting.room[s] = log->n;
-		}
-		else
-		{
-			counting.counters[s] = palloc(sizeof(TbCounter));
-			tb_count_init(counting.counters[s]);
+			case GENERATION_FEW:
+				if ((double) log->n <= largest)
+					continue;
+				counting.few[s] = palloc(Max(log->n, 1) * sizeof(TlbfHash));
+				counting.room[s] = log->n;
+				break;
+			case GENERATION_UNSKETCHED:
+				counting.counters[s] = palloc(sizeof(TbCounter));
+				tb_count_init(counting.counters[s]);
+				break;
 		}
 		read = true;
 		file |= log->in_file > 0;

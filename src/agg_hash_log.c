@@ -72,6 +72,7 @@ tlbf_hash_log_forget(HashLog *state, GenerationLog *log)
 	log->earliest = 0;
 	log->in_file = 0;
 	log->counter = NULL;
+	Assert(tlbf_generation_count(log) == GENERATION_NONE);
 }
 
 /*
@@ -107,8 +108,11 @@ tlbf_hash_log_generation(HashLog *state, int64 g, TlbfTime earliest)
 	Assert(log->generation == TB_NO_GENERATION || log->generation == g);
 	if (log->generation != g)
 	{
+		/* NONE -> FEW */
+		Assert(tlbf_generation_count(log) == GENERATION_NONE);
 		log->generation = g;
 		log->earliest = earliest;
+		Assert(tlbf_generation_count(log) == GENERATION_FEW);
 	}
 	else if (earliest < log->earliest)
 		log->earliest = earliest;
@@ -182,6 +186,9 @@ static void
 spill_log(HashLog *state, GenerationLog *log)
 {
 	HashChunk **link = &log->chunks;
+	GenerationCount before PG_USED_FOR_ASSERTS_ONLY = tlbf_generation_count(log);
+
+	Assert(before != GENERATION_NONE);
 
 	if (*link != NULL && (*link)->n < (*link)->allocated)
 		link = &(*link)->next;
@@ -195,6 +202,8 @@ spill_log(HashLog *state, GenerationLog *log)
 		state->in_memory -= chunk_bytes(c->allocated);
 		pfree(c);
 	}
+	/* writing out changes where its hashes are, not how they are counted */
+	Assert(tlbf_generation_count(log) == before);
 }
 
 /*
@@ -261,13 +270,18 @@ tlbf_hash_log_chunk_with_room(HashLog *state, GenerationLog *log)
 void
 tlbf_hash_log_start_counter(HashLog *state, GenerationLog *log)
 {
+	/* FEW -> SKETCHED; FEW -> UNSKETCHED if some hashes are in the file */
 	if (log->counter != NULL || log->in_file > 0 || log->n <= TB_COUNT_EXACT)
+	{
+		Assert(tlbf_generation_count(log) != GENERATION_NONE);
 		return;
+	}
 	log->counter = MemoryContextAlloc(state->context, sizeof(TbCounter));
 	state->in_memory += sizeof(TbCounter);
 	tb_count_init(log->counter);
 	for (HashChunk *c = log->chunks; c != NULL; c = c->next)
 		tb_count_add(log->counter, c->hashes, c->n);
+	Assert(tlbf_generation_count(log) == GENERATION_SKETCHED);
 }
 
 /*

@@ -75,6 +75,45 @@ typedef struct HashLog
 	GenerationLog logs[TB_MAX_SLOTS];	/* generation g in logs[g mod slots] */
 } HashLog;
 
+/*
+ * How a generation's keys are counted: the state of its log.  A slot
+ * starts NONE; its first hash makes it FEW; past TB_COUNT_EXACT hashes it
+ * becomes SKETCHED if they are all in memory (its sketch starts from them
+ * and takes each one after), else UNSKETCHED (some were written to the
+ * file first: the end counts it from them all); it is NONE again once its
+ * generation leaves the span.  tlbf_generation_count asserts that the
+ * fields agree with one of these.
+ */
+typedef enum GenerationCount
+{
+	GENERATION_NONE,			/* the slot holds no generation */
+	GENERATION_FEW,				/* at most TB_COUNT_EXACT hashes: counted
+								 * exactly at the end */
+	GENERATION_SKETCHED,		/* counted by its sketch as they come */
+	GENERATION_UNSKETCHED		/* more, some of them in the file before a
+								 * sketch could start: counted at the end */
+} GenerationCount;
+
+static inline GenerationCount
+tlbf_generation_count(const GenerationLog *log)
+{
+	if (log->generation == TB_NO_GENERATION)
+	{
+		Assert(log->n == 0 && log->chunks == NULL && log->in_file == 0 && log->counter == NULL);
+		return GENERATION_NONE;
+	}
+	Assert(log->in_file <= log->n);
+	if (log->counter != NULL)
+	{
+		Assert(log->n > TB_COUNT_EXACT);
+		return GENERATION_SKETCHED;
+	}
+	if (log->n <= TB_COUNT_EXACT)
+		return GENERATION_FEW;
+	Assert(log->in_file > 0);
+	return GENERATION_UNSKETCHED;
+}
+
 /* What tlbf_hash_log_visit calls for the hashes of one chunk of a live generation. */
 typedef void (*HashVisitor) (GenerationLog *log, const TlbfHash *hashes, size_t n, void *arg);
 
