@@ -150,8 +150,9 @@ tlbf_carried_retirable(const Tlbf *frozen, TlbfTime at)
  * while it has keys (tlbf_to_format3, the maintenance pass): empty bands of
  * its span and error rate, their first generation sized for the rate it
  * observed (its creator's guess before it saw one), halved until that
- * generation's band fits tlbf.max_filter_bytes.  Its key kind is left to
- * the first key the bands take: each part hashes a key its own way.
+ * generation's band fits tlbf.max_filter_bytes.  The bands record no kind
+ * of key: the first key tlbf_add gives them takes the carried value's
+ * (scalar_functions.c), and each part hashes a key its own way.
  */
 TbFilter *
 tlbf_format3_carrying(const Tlbf *old)
