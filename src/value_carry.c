@@ -150,7 +150,10 @@ tlbf_carried_retirable(const Tlbf *frozen, TlbfTime at)
  * while it has keys (tlbf_to_format3, the maintenance pass): empty bands of
  * its span and error rate, their first generation sized for the rate it
  * observed (its creator's guess before it saw one), halved until that
- * generation's band fits tlbf.max_filter_bytes.  The bands record no kind
+ * generation's band fits in the largest value (not tlbf.max_filter_bytes:
+ * a setting may make an IMMUTABLE function fail, never change what it
+ * returns; past the setting, the first tlbf_add fails as a growing value
+ * does).  The bands record no kind
  * of key: the first key tlbf_add gives them takes the carried value's
  * (scalar_functions.c), and each part hashes a key its own way.
  */
@@ -176,7 +179,7 @@ tlbf_format3_carrying(const Tlbf *old)
 	tb_init(bands, &params);
 	while (params.capacity > 1 &&
 		   tb_layout_bytes(bands, 1, tb_lines_for(bands, params.capacity / params.generations + 1)) >
-		   tlbf_filter_bytes_cap())
+		   MaxAllocSize)
 	{
 		params.capacity /= 2;
 		tb_init(bands, &params);
