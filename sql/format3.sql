@@ -255,6 +255,14 @@ SELECT (tlbf_info(tlbf_add(tlbf_to_format3(old), 1, '2024-01-01 00:30+00'))->>'b
        (tlbf_info(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 00:30+00'))->>'bytes')::int
          + (tlbf_info(old)->>'bytes')::int AS sized_for_rate
 FROM carry3;
+-- what it returns does not depend on tlbf.max_filter_bytes (IMMUTABLE): a
+-- lower setting makes the first tlbf_add fail instead
+CREATE TEMP TABLE moved_default AS
+SELECT f, tlbf_to_format3(f)::bytea AS b FROM (SELECT tlbf_create_format2('1 hour', 0.01, 1000000) AS f) s;
+SET tlbf.max_filter_bytes = '64kB';
+SELECT tlbf_to_format3(f)::bytea = b AS same_under_any_setting FROM moved_default;
+SELECT tlbf_add(tlbf_to_format3(f), 1, '2024-01-01 00:30+00') FROM moved_default;
+RESET tlbf.max_filter_bytes;
 -- tlbf_agg_format3's states carry nothing (a user's aggregate may pass one)
 SELECT format('CREATE AGGREGATE pg_temp.onto_carrier2(item int, at timestamptz, span interval, error_rate float8, capacity bigint) ('
               'SFUNC = tlbf_agg_format3_trans, STYPE = tlbf, INITCOND = %L)', u::text) AS ddl FROM carry3 \gset
