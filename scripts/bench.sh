@@ -140,6 +140,35 @@ section shared "shared filters: tlbf_shared_add against tlbf_contains" \
     env TLBF_CLUSTER_CONF="tlbf.shared_memory = '256MB'" \
     scripts/cluster.sh --preload psql -X -q -v ON_ERROR_STOP=1 -f test/bench/sql_shared.sql
 
+# Issue 36's goals that these parts measure, side by side (min of the
+# interleaved rounds; the medians are in the parts above): a row reads
+# "not run" when its part was not named.
+# field N (by |) of the Kth line of $out whose first field is LABEL, and
+# "x"; nothing if there is none
+cell() {
+    awk -F'|' -v label="$1" -v k="$2" -v n="$3" '
+        { f = $1; gsub(/^ +| +$/, "", f) }
+        f == label && ++seen == k { v = $n; gsub(/ /, "", v); print v "x"; exit }' "$out"
+}
+# the speed-up of 2 workers of the parallel part's row QUERY, and "x"
+speedup() {
+    awk -F'|' -v query="$1" '
+        { f = $1; gsub(/^ +| +$/, "", f) }
+        f == query && $2 ~ /2 workers/ { v = $5; gsub(/ /, "", v); print v "x"; exit }' "$out"
+}
+goal() {
+    printf '  %-58s %-12s %s\n' "$1" "${2:-not run}" "$3"
+}
+echo
+echo "== issue 36's goals (min of the rounds above)"
+goal "tlbf_contains vs hashint8, format 3, 1M keys" "$(cell 'format 3, 1M keys' 1 4)" "<= 1.5x"
+goal "tlbf_contains vs hashint8, format 3, 30M keys" "$(cell 'format 3, 30M keys' 1 4)" "<= 2x"
+goal "tlbf_agg vs hll_add_agg, serial, 5M rows" "$(cell 'tlbf_agg(g, at, ...)' 1 4)" "<= 1.3x"
+goal "tlbf_agg vs hll_add_agg, serial, 30M rows" "$(cell 'tlbf_agg(g, at, ...)' 2 4)" "<= 1.3x"
+goal "tlbf_agg(... ORDER BY at) vs hll_add_agg(... ORDER BY at)" "$(cell 'tlbf_agg(... ORDER BY at)' 1 4)" "no slower with it"
+goal "parallel speed-up of tlbf_agg (2 workers, 30M rows)" "$(speedup tlbf_agg)" \
+    "at least hll_add_agg's ($(speedup hll_add_agg))"
+
 echo
 echo "== make bench: $(( $(date +%s) - started ))s in all (build included)"
 printf '%s\n' "${sections[@]}"
