@@ -141,11 +141,11 @@ tlbf_format3_log_add_row(HashLog *state, FunctionCallInfo fcinfo)
 /*
  * Add a row.  Rows with a NULL item or time are skipped, as tlbf_add skips
  * them; a group with no other row gives NULL.  The parameters of later
- * rows are not read.
- * Inlined into each SQL function that calls it: one call less a row.
+ * rows are not read.  (tlbf_agg("any", ...)'s C functions keep their
+ * names since 1.0.)
  */
-static pg_attribute_always_inline Datum
-log_trans(FunctionCallInfo fcinfo, const char *name)
+Datum
+tlbf_agg_trans(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcontext;
 	HashLog    *state;
@@ -160,7 +160,7 @@ log_trans(FunctionCallInfo fcinfo, const char *name)
 		PG_RETURN_POINTER(state);
 	}
 
-	aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
+	aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_trans");
 
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
@@ -319,22 +319,22 @@ tlbf_format3_log_build(HashLog *state)
 	return f;
 }
 
-static Datum
-log_final(FunctionCallInfo fcinfo, const char *name)
+Datum
+tlbf_agg_final(PG_FUNCTION_ARGS)
 {
-	(void) tlbf_format3_aggregate_memory(fcinfo, name);
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	PG_RETURN_POINTER(tlbf_format3_log_build((HashLog *) PG_GETARG_POINTER(0)));
 }
 
 /* Not STRICT (internal): either state may be missing. */
-static Datum
-log_combine(FunctionCallInfo fcinfo, const char *name)
+Datum
+tlbf_agg_combine(PG_FUNCTION_ARGS)
 {
 	HashLog    *into;
 
-	(void) tlbf_format3_aggregate_memory(fcinfo, name);
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_combine");
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	if (PG_ARGISNULL(0))
@@ -437,10 +437,10 @@ tlbf_format3_log_bytes_are(const bytea *bytes)
 }
 
 /* STRICT */
-static Datum
-log_serialize(FunctionCallInfo fcinfo, const char *name)
+Datum
+tlbf_agg_serialize(PG_FUNCTION_ARGS)
 {
-	(void) tlbf_format3_aggregate_memory(fcinfo, name);
+	(void) tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_serialize");
 	PG_RETURN_BYTEA_P(tlbf_format3_log_bytes((HashLog *) PG_GETARG_POINTER(0)));
 }
 
@@ -528,42 +528,11 @@ tlbf_format3_log_from_bytes(const bytea *bytes, MemoryContext parent, AggState *
 }
 
 /* STRICT */
-static Datum
-log_deserialize(FunctionCallInfo fcinfo, const char *name)
-{
-	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, name);
-
-	PG_RETURN_POINTER(tlbf_format3_log_from_bytes(PG_GETARG_BYTEA_PP(0), aggcontext,
-												  tlbf_aggregation_of(fcinfo)));
-}
-
-/* The SQL functions of tlbf_agg("any", ...) (its C names since 1.0). */
-Datum
-tlbf_agg_trans(PG_FUNCTION_ARGS)
-{
-	return log_trans(fcinfo, "tlbf_agg_trans");
-}
-
-Datum
-tlbf_agg_final(PG_FUNCTION_ARGS)
-{
-	return log_final(fcinfo, "tlbf_agg_final");
-}
-
-Datum
-tlbf_agg_combine(PG_FUNCTION_ARGS)
-{
-	return log_combine(fcinfo, "tlbf_agg_combine");
-}
-
-Datum
-tlbf_agg_serialize(PG_FUNCTION_ARGS)
-{
-	return log_serialize(fcinfo, "tlbf_agg_serialize");
-}
-
 Datum
 tlbf_agg_deserialize(PG_FUNCTION_ARGS)
 {
-	return log_deserialize(fcinfo, "tlbf_agg_deserialize");
+	MemoryContext aggcontext = tlbf_format3_aggregate_memory(fcinfo, "tlbf_agg_deserialize");
+
+	PG_RETURN_POINTER(tlbf_format3_log_from_bytes(PG_GETARG_BYTEA_PP(0), aggcontext,
+												  tlbf_aggregation_of(fcinfo)));
 }
