@@ -406,10 +406,19 @@ tlbf_hash_log_take(HashLog *into, HashLog *from)
 		{
 			GenerationLog *src = &from->logs[s];
 			GenerationLog *dst;
+			bool		merged;
 
 			if (src->generation == TB_NO_GENERATION || src->generation < into->oldest)
 				continue;
 			dst = tlbf_hash_log_generation(into, src->generation, src->earliest);
+			/*
+			 * Both sketched: one takes the other's registers, and the
+			 * hashes moved are not counted again (each was by 'from').
+			 */
+			merged = tlbf_generation_count(src) == GENERATION_SKETCHED &&
+				tlbf_generation_count(dst) == GENERATION_SKETCHED;
+			if (merged)
+				tb_count_merge(dst->counter, src->counter);
 			while (src->chunks != NULL)
 			{
 				HashChunk  *c = src->chunks;
@@ -419,7 +428,8 @@ tlbf_hash_log_take(HashLog *into, HashLog *from)
 				dst->n += c->n;
 				from->in_memory -= chunk_bytes(c->allocated);
 				into->in_memory += chunk_bytes(c->allocated);
-				tlbf_hash_log_counted(into, dst, c->hashes, c->n);
+				if (!merged)
+					tlbf_hash_log_counted(into, dst, c->hashes, c->n);
 			}
 		}
 		for (int s = 0; s < tb_slots(from->header); s++)

@@ -91,6 +91,7 @@ tb_count_one(TbCounter *c, TlbfHash hash)
 
 extern void tb_count_init(TbCounter *c);
 extern void tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n);
+extern void tb_count_merge(TbCounter *into, const TbCounter *from);
 extern double tb_count_estimate(const TbCounter *c);
 extern double tb_count_distinct(TlbfHash *hashes, size_t n);
 extern TlbfStatus tb_build_band(TbFilter **f, TlbfMemory *memory, double keys);

@@ -47,6 +47,18 @@ tb_count_add(TbCounter *c, const TlbfHash *hashes, size_t n)
 		tb_count_one(c, hashes[i]);
 }
 
+/*
+ * Add what another sketch counted: the registers' maxima, as if its hashes
+ * had been counted here (a hash counted by both changes nothing).
+ */
+void
+tb_count_merge(TbCounter *into, const TbCounter *from)
+{
+	for (int i = 0; i < TB_COUNT_REGISTERS; i++)
+		if (from->reg[i] > into->reg[i])
+			into->reg[i] = from->reg[i];
+}
+
 /* Distinct keys the sketch saw: HyperLogLog, linear counting while few. */
 double
 tb_count_estimate(const TbCounter *c)

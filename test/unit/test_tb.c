@@ -764,6 +764,27 @@ test_build(void **state)
 			fail_msg("built: generation %d counted %.0f, %.0f distinct", g,
 					 tb_count_estimate(counter), distinct);
 	}
+	/* two sketches merged are the sketch of both parts' hashes */
+	{
+		TbCounter  *part = malloc(sizeof(TbCounter));
+		long		half = count[0] / 2;
+
+		tb_count_init(counter);
+		tb_count_add(counter, hashes + first[0], (size_t) count[0]);
+		tb_count_init(part);
+		tb_count_add(part, hashes + first[0], (size_t) half);
+		tb_count_merge(part, counter);
+		assert_memory_equal(part->reg, counter->reg, sizeof(counter->reg));
+		tb_count_init(part);
+		tb_count_add(part, hashes + first[0] + half, (size_t) (count[0] - half));
+		tb_count_init(counter);
+		tb_count_add(counter, hashes + first[0], (size_t) half);
+		tb_count_merge(counter, part);
+		tb_count_init(part);
+		tb_count_add(part, hashes + first[0], (size_t) count[0]);
+		assert_memory_equal(part->reg, counter->reg, sizeof(counter->reg));
+		free(part);
+	}
 	/* counted exactly: 1,000 keys three times each, in any order; none; one */
 	for (long i = 0; i < 3000; i++)
 		shuffled[i] = key_hash((uint64_t) ((i * 7919) % 1000));
