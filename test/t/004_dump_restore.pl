@@ -91,9 +91,9 @@ $target->safe_psql('postgres', 'CREATE DATABASE restored_plain');
 }
 is($target->safe_psql('restored_plain', $answers), $before, 'the same answers from a plain dump');
 
-# the target's worker, with tlbf.maintenance_to_format3 on, moves the
-# registered column's values of format 2 to format 3 (each carrying its
-# old value), and they answer as before
+# the target's worker, with tlbf.maintenance_to_format3 on in a database,
+# moves its registered column's values of format 2 to format 3 (each
+# carrying its old value), and they answer as before
 my $keys = q{
 	SELECT (SELECT count(*) FROM visits v JOIN per_site p USING (site)
 	        WHERE tlbf_contains(p.users, v.user_id)) || ' ' ||
@@ -103,14 +103,20 @@ my $keys = q{
 my $keys_before = $target->safe_psql('restored', $keys);
 is($target->safe_psql('restored', 'SELECT count(*) FROM per_site WHERE tlbf_format(users) = 2'), '50',
 	'restored values of format 2 stay so while the setting is off');
-$target->safe_psql('postgres', q{
-	ALTER SYSTEM SET tlbf.maintenance_to_format3 = on;
-	SELECT pg_reload_conf();
-});
+# (set for that database alone: the worker takes a database's settings)
+$target->safe_psql('postgres', q{ALTER DATABASE restored SET tlbf.maintenance_to_format3 = on});
 ok($target->poll_query_until('restored',
 		'SELECT count(*) = 0 FROM per_site WHERE tlbf_format(users) < 3'),
 	'the worker moves them to format 3');
 is($target->safe_psql('restored', $keys), $keys_before, 'which answer as before');
+# the other database keeps the server's setting (off): after a pass that
+# began later, its values are still of format 2
+my $moved_at = $target->safe_psql('restored_plain', 'SELECT now()');
+ok($target->poll_query_until('restored_plain',
+		"SELECT last_pass > '$moved_at' FROM tlbf_maintenance_status WHERE tbl = 'per_site'::regclass"),
+	'a later pass in the database without the setting');
+is($target->safe_psql('restored_plain', 'SELECT count(*) FROM per_site WHERE tlbf_format(users) = 2'),
+	'50', 'which leaves its values of format 2');
 
 $source->stop;
 $target->stop;
