@@ -316,49 +316,114 @@ tlbf_hash_log_add_behind(GenerationLog *log, HashChunk *c)
 }
 
 /*
- * Call 'visit' for the hashes of every live generation: those in memory
- * (if 'memory') and those in the file (if 'file').  The file is read from
+ * Call 'visit' for the hashes of every live generation, in batches of
+ * runs: one batch of every chunk in memory (if 'memory'; the runs point
+ * into the chunks, which 'visit' may reorder but not change), then (if
+ * 'file') the chunks in the file, read into a buffer of 'buffer_bytes' (at
+ * least a chunk's) as many at a time as it holds.  The file is read from
  * its start, and left where the next chunk is written.
  */
 void
-tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit, void *arg)
+tlbf_hash_log_visit_batches(HashLog *state, bool memory, bool file, Size buffer_bytes,
+							BatchVisitor visit, void *arg)
 {
+	HashRun    *runs;
+	int			nruns = 0;
+	int			room = 0;
 	TlbfHash   *buffer;
+	size_t		used = 0;
+	size_t		capacity;
 	SpilledChunk header;
 
 	for (int s = 0; memory && s < tb_slots(state->header); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION)
 			for (HashChunk *c = state->logs[s].chunks; c != NULL; c = c->next)
-				visit(&state->logs[s], c->hashes, c->n, arg);
+				room++;
+	capacity = Max(buffer_bytes, MAX_CHUNK_HASHES * sizeof(TlbfHash)) / sizeof(TlbfHash);
+	if (file && state->file != NULL)
+		room = Max(room, (int) (capacity / FIRST_CHUNK_HASHES) + 1);
+	runs = palloc(Max(room, 1) * sizeof(HashRun));
+	for (int s = 0; memory && s < tb_slots(state->header); s++)
+		if (state->logs[s].generation != TB_NO_GENERATION)
+			for (HashChunk *c = state->logs[s].chunks; c != NULL; c = c->next)
+				runs[nruns++] = (HashRun) {&state->logs[s], c->hashes, c->n};
+	if (nruns > 0)
+		visit(runs, nruns, arg);
+	nruns = 0;
 	if (!file || state->file == NULL)
+	{
+		pfree(runs);
 		return;
+	}
 	if (BufFileSeek(state->file, 0, 0, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not seek in a tlbf_agg temporary file")));
-	buffer = palloc(MAX_CHUNK_HASHES * sizeof(TlbfHash));
+	buffer = palloc_extended(capacity * sizeof(TlbfHash), MCXT_ALLOC_HUGE);
 	for (;;)
 	{
 		size_t		got = BufFileRead(state->file, &header, sizeof(header));
 		GenerationLog *log;
 
+		if (got != 0 && (got != sizeof(header) || header.n > MAX_CHUNK_HASHES))
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a tlbf_agg temporary file")));
+		/* the buffer is full, or the file read whole: visit what it holds */
+		if (nruns > 0 && (got == 0 || header.n > capacity - used || nruns == room))
+		{
+			visit(runs, nruns, arg);
+			nruns = 0;
+			used = 0;
+		}
 		if (got == 0)
 			break;
-		if (got != sizeof(header) || header.n > MAX_CHUNK_HASHES ||
-			BufFileRead(state->file, buffer, header.n * sizeof(TlbfHash)) != header.n * sizeof(TlbfHash))
+		if (BufFileRead(state->file, buffer + used, header.n * sizeof(TlbfHash)) != header.n * sizeof(TlbfHash))
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read a tlbf_agg temporary file")));
 		/* (a generation forgotten since: its slot holds a newer one, or none) */
 		log = &state->logs[tb_slot_of(state->header, header.generation)];
-		if (log->generation == header.generation)
-			visit(log, buffer, header.n, arg);
+		if (log->generation == header.generation && header.n > 0)
+		{
+			runs[nruns++] = (HashRun) {log, buffer + used, header.n};
+			used += header.n;
+		}
 	}
 	pfree(buffer);
+	pfree(runs);
 	if (BufFileSeek(state->file, state->file_end, state->file_end_offset, SEEK_SET) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not seek in a tlbf_agg temporary file")));
+}
+
+/* tlbf_hash_log_visit's: each run of a batch, one by one. */
+typedef struct VisitEach
+{
+	HashVisitor visit;
+	void	   *arg;
+} VisitEach;
+
+static void
+visit_each(HashRun *runs, int nruns, void *arg)
+{
+	VisitEach  *each = arg;
+
+	for (int r = 0; r < nruns; r++)
+		each->visit(runs[r].log, runs[r].hashes, runs[r].n, each->arg);
+}
+
+/*
+ * Call 'visit' for the hashes of every live generation, a chunk at a time:
+ * those in memory (if 'memory') and those in the file (if 'file').
+ */
+void
+tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit, void *arg)
+{
+	VisitEach	each = {visit, arg};
+
+	tlbf_hash_log_visit_batches(state, memory, file, 0, visit_each, &each);
 }
 
 /* A chunk of the other state's, copied into 'arg' (tlbf_hash_log_take). */

@@ -164,6 +164,17 @@ extern void tlbf_hash_log_add_behind(GenerationLog *log, HashChunk *c);
 extern void tlbf_hash_log_spill_if_over(HashLog *state, Size more);
 extern void tlbf_hash_log_visit(HashLog *state, bool memory, bool file, HashVisitor visit,
 								void *arg);
+
+/* Hashes of a live generation, for tlbf_hash_log_visit_batches. */
+typedef struct HashRun
+{
+	GenerationLog *log;
+	TlbfHash   *hashes;
+	size_t		n;
+} HashRun;
+typedef void (*BatchVisitor) (HashRun *runs, int nruns, void *arg);
+extern void tlbf_hash_log_visit_batches(HashLog *state, bool memory, bool file,
+										Size buffer_bytes, BatchVisitor visit, void *arg);
 extern void tlbf_hash_log_take(HashLog *into, HashLog *from);
 
 #endif							/* TLBF_AGG_HASH_LOG_H */

@@ -39,6 +39,14 @@ bool		tlbf_worker_enabled = true;
 /* Whether a maintenance pass moves values of formats 1 and 2 to format 3. */
 bool		tlbf_maintenance_to_format3 = true;
 
+/*
+ * tlbf_agg sets a band larger than this bucket by bucket (kB): one that
+ * fits the last-level cache is set faster as it comes.  A developer's
+ * setting, so that tests reach both ways with small filters; the bytes
+ * are the same either way.
+ */
+int			tlbf_agg_bucketed_band = 32768;
+
 /* Seconds between two saves of the shared filters that changed. */
 int			tlbf_snapshot_interval = 30;
 
@@ -139,6 +147,16 @@ tlbf_define_settings(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.agg_bucketed_band",
+							"Size above which tlbf_agg sets its filter's keys in the order of their place in it.",
+							"A developer's setting: the filter is the same either way.",
+							&tlbf_agg_bucketed_band,
+							32768,
+							0,
+							MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB | GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.snapshot_interval",
 							"Time between two saves of the shared tlbf filters that changed.",
 							"After a crash, the insertions since the last save are lost.",

@@ -98,6 +98,9 @@ extern TlbfStatus tb_build_band(TbFilter **f, TlbfMemory *memory, double keys);
 extern void tb_build_generation(TbFilter *f, int64_t g, TlbfTime earliest);
 extern void tb_build_finish(TbFilter *f);
 extern void tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n);
+#define TB_BUILD_BUCKETS	256		/* tb_build_bucket: by the top byte of a */
+extern void tb_build_bucket(TlbfHash *hashes, size_t n, TlbfHash *scratch,
+							size_t offsets[TB_BUILD_BUCKETS + 1]);
 
 /* tb_query.c */
 extern bool tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at,

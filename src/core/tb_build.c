@@ -219,6 +219,34 @@ tb_build_add(TbFilter *f, int64_t g, const TlbfHash *hashes, size_t n)
 }
 
 /*
+ * Put hashes in the order of their bucket, the top byte of their first
+ * half, through 'scratch' (room for n): a counting sort, stable.  A key's
+ * group is floor(a * nlines / 2^64), so bucket i's keys fall in the i-th
+ * 256th of a band of any size: set bucket by bucket, over many runs of
+ * hashes, the keys of a large band touch a region that stays in the cache
+ * (tb_build_add of each run's bucket i, then i + 1), not a line anywhere
+ * in it.  offsets[i] .. offsets[i + 1] are bucket i's.
+ */
+void
+tb_build_bucket(TlbfHash *hashes, size_t n, TlbfHash *scratch,
+				size_t offsets[TB_BUILD_BUCKETS + 1])
+{
+	size_t		next[TB_BUILD_BUCKETS];
+
+	memset(offsets, 0, (TB_BUILD_BUCKETS + 1) * sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		offsets[(hashes[i].a >> 56) + 1]++;
+	for (int b = 0; b < TB_BUILD_BUCKETS; b++)
+	{
+		offsets[b + 1] += offsets[b];
+		next[b] = offsets[b];
+	}
+	for (size_t i = 0; i < n; i++)
+		scratch[next[hashes[i].a >> 56]++] = hashes[i];
+	memcpy(hashes, scratch, n * sizeof(TlbfHash));
+}
+
+/*
  * After the last key: each generation's count of bits set, from its
  * pieces (the band was all zeros: the bits each key found new add up to
  * those set, as tb_set_bits would have counted them, in one pass over the

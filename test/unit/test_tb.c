@@ -660,10 +660,21 @@ test_union_into_empty_under_cap(void **state)
  * within 1.1x of the target, the sketch's counts within 3%, the exact
  * count exact.
  */
+/* The bucket whose offsets hold position j (tb_build_bucket). */
+static int
+bucket_at(const size_t *offsets, long j)
+{
+	int			b = 0;
+
+	while (offsets[b + 1] <= (size_t) j)
+		b++;
+	return b;
+}
+
 /* The glue's steps (agg_hash_log.c): count each generation, size the band, set the keys. */
 static void
 build_from(TbTest *t, TlbfHash *hashes, const long *first, const long *count,
-		   int ngen, int cuts, bool reversed)
+		   int ngen, int cuts, bool reversed, bool bucketed)
 {
 	TbCounter  *counter = malloc(sizeof(TbCounter));
 	double		largest = 0;
@@ -696,18 +707,36 @@ build_from(TbTest *t, TlbfHash *hashes, const long *first, const long *count,
 	for (int g = 0; g < ngen; g++)
 		tb_build_generation(t->f, tb_generation_of(START, t->f->length) + g,
 							START + g * t->f->length);
-	/* the keys cut in parts, in any order of parts */
-	for (int i = 0; i < ngen * cuts; i++)
-	{
-		int			part = reversed ? ngen * cuts - 1 - i : i;
-		int			g = part / cuts,
-					c = part % cuts;
-		long		from = first[g] + count[g] * c / cuts;
-		long		to = first[g] + count[g] * (c + 1) / cuts;
+	/*
+	 * The keys cut in parts, in any order of parts; or, as the glue sets a
+	 * large band (agg_format3_log.c), each part sorted by bucket and the
+	 * parts' buckets set one bucket after another.
+	 */
+	for (int b = 0; b < (bucketed ? TB_BUILD_BUCKETS : 1); b++)
+		for (int i = 0; i < ngen * cuts; i++)
+		{
+			int			part = reversed ? ngen * cuts - 1 - i : i;
+			int			g = part / cuts,
+						c = part % cuts;
+			long		from = first[g] + count[g] * c / cuts;
+			long		to = first[g] + count[g] * (c + 1) / cuts;
+			size_t		offsets[TB_BUILD_BUCKETS + 1];
 
-		tb_build_add(t->f, tb_generation_of(START, t->f->length) + g, hashes + from,
-					 (size_t) (to - from));
-	}
+			if (bucketed)
+			{
+				TlbfHash   *scratch = malloc((size_t) (to - from + 1) * sizeof(TlbfHash));
+
+				/* (sorting a sorted part again changes nothing) */
+				tb_build_bucket(hashes + from, (size_t) (to - from), scratch, offsets);
+				free(scratch);
+				for (long j = from; b == 0 && j < to; j++)
+					assert_true(hashes[j].a >> 56 == (uint64_t) bucket_at(offsets, j - from));
+				to = from + (long) offsets[b + 1];
+				from += (long) offsets[b];
+			}
+			tb_build_add(t->f, tb_generation_of(START, t->f->length) + g, hashes + from,
+						 (size_t) (to - from));
+		}
 	tb_build_finish(t->f);
 	free(counter);
 }
@@ -739,11 +768,26 @@ test_build(void **state)
 			shuffled[first[g] + i] = shuffled[first[g] + j];
 			shuffled[first[g] + j] = x;
 		}
-	build_from(&a, hashes, first, count, 3, 1, false);
-	build_from(&b, shuffled, first, count, 3, 5, true);
+	build_from(&a, hashes, first, count, 3, 1, false, false);
+	build_from(&b, shuffled, first, count, 3, 5, true, false);
 	tb_assert_valid(a.f, "a built filter");
 	assert_int_equal(a.f->nbands, 1);
 	assert_same_bytes(a.f, b.f);
+	{
+		TbTest		c;
+		TlbfHash   *copy = malloc(n * sizeof(TlbfHash));
+		long		sum = 0;
+
+		/* bucket by bucket: the same bytes, the hashes only reordered */
+		memcpy(copy, shuffled, n * sizeof(TlbfHash));
+		build_from(&c, copy, first, count, 3, 5, true, true);
+		assert_same_bytes(a.f, c.f);
+		for (long i = 0; i < n; i++)
+			sum += (long) (copy[i].b % 1000003) - (long) (shuffled[i].b % 1000003);
+		assert_int_equal(sum, 0);
+		tt_free(&c);
+		free(copy);
+	}
 	for (long i = 0; i < n; i++)
 		if (!tb_query(a.f, hashes[i], a.f->newest, HOUR))
 			fail_msg("built: key %ld missed", i);
