@@ -378,7 +378,13 @@ tlbf_agg_combine(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	if (PG_ARGISNULL(0))
-		PG_RETURN_POINTER(PG_GETARG_POINTER(1));
+	{
+		/* the first state kept: now it keeps to its budget */
+		into = (HashLog *) PG_GETARG_POINTER(1);
+		into->aggstate = tlbf_aggregation_of(fcinfo);
+		tlbf_hash_log_spill_if_over(into, 0);
+		PG_RETURN_POINTER(into);
+	}
 	into = (HashLog *) PG_GETARG_POINTER(0);
 	into->aggstate = tlbf_aggregation_of(fcinfo);
 	tlbf_hash_log_take(into, (HashLog *) PG_GETARG_POINTER(1));
@@ -498,7 +504,12 @@ damaged(const char *why)
  * field checked: the magic; the header is a valid filter with no band
  * that has seen a row; each generation lies within the span before its
  * newest time, in a slot of its own, its earliest time within it.
- * 'aggstate' is the aggregation that combines it, or NULL.
+ * 'aggstate' is the aggregation that combines it, or NULL.  It holds its
+ * hashes in memory, whatever its budget: one that another takes gives
+ * them up without a copy (tlbf_hash_log_take), and one kept must spill
+ * (tlbf_hash_log_spill_if_over) before it takes more.  (Writing them out
+ * here wrote them twice: once here, once more as the state taking them
+ * copied them back into memory and spilled.)
  */
 HashLog *
 tlbf_format3_log_from_bytes(const bytea *bytes, MemoryContext parent, AggState *aggstate)
@@ -563,7 +574,6 @@ tlbf_format3_log_from_bytes(const bytea *bytes, MemoryContext parent, AggState *
 	if (p != end)
 		damaged("It has bytes after its last generation.");
 	tlbf_hash_log_forget_past(state);
-	tlbf_hash_log_spill_if_over(state, 0);
 	return state;
 }
 

@@ -120,7 +120,10 @@ new_expanded(MemoryContext parent, const bytea *flat)
 	if (flat == NULL)
 		expanded->filters = tlbf_union_state_create(context);
 	else if (tlbf_format3_log_bytes_are(flat))
+	{
 		expanded->hashes = tlbf_format3_log_from_bytes(flat, context, NULL);
+		tlbf_hash_log_spill_if_over(expanded->hashes, 0);
+	}
 	else
 		expanded->filters = tlbf_union_state_from_bytes(flat, context);
 	return expanded;
