@@ -234,8 +234,9 @@ INSERT INTO skus (customer, sku) VALUES (1, 'A');
 
 -- A filter written before 1.4 (format 1, no kind of key) by a trigger
 -- keyed on two columns holds their fields combined: asked with ROW(...), it
--- finds them.  (Made here from a 1.5 filter of integers, whose keys hash
--- the same, with its header set back to format 1.)
+-- finds them.  (Made here from a filter of format 2 holding ROW(1, 42),
+-- whose fields hash as the trigger's do, with its header set back to
+-- format 1: shared filters are of format 3 since 1.5.)
 CREATE TABLE pairs (user_id int, ad_id int);
 SELECT tlbf_shared_create('pairs', '1 hour', 1e-6);
 CREATE TRIGGER dedup BEFORE INSERT ON pairs
@@ -247,7 +248,8 @@ CREATE FUNCTION format_1(f tlbf) RETURNS tlbf LANGUAGE sql AS $$
                    PLACING '\x00000000'::bytea FROM 17)::tlbf
 $$;
 INSERT INTO tlbf_shared_filters (name, filter, region_bytes, saved_at)
-SELECT 'pairs_v1', format_1(tlbf_shared_get('pairs')), 1048576, now();
+SELECT 'pairs_v1', format_1(tlbf_add(tlbf_create_format2('1 hour', 1e-6, 1000), ROW(1, 42), now())),
+       1048576, now();
 SELECT tlbf_info(tlbf_shared_get('pairs_v1'))->'version' AS version,
        tlbf_shared_contains('pairs_v1', ROW(1, 42)) AS row_found,
        tlbf_shared_contains('pairs_v1', ROW(1, 43)) AS other_row;

@@ -139,7 +139,7 @@ DROP ROLE regress_tlbf_ops;
 DROP TABLE rebuild_source;
 -- tlbf_shared_get copies a filter of over 16 MB in pieces, each under the
 -- filter's lock (and cancellable between them): the copy holds every key.
-SELECT tlbf_shared_create('large', '1 hour', 0.001, 1500000, 48000000);
+SELECT tlbf_shared_create('large', '1 hour', 0.000001, 1500000, 48000000);
 SELECT tlbf_shared_rebuild('large', $$SELECT g, now() FROM generate_series(1, 1500000) g$$);
 WITH f AS MATERIALIZED (SELECT tlbf_shared_get('large') AS f)
 SELECT pg_column_size(f) > 16 * 1024 * 1024 AS in_pieces,

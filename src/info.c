@@ -163,8 +163,8 @@ tlbf_info_jsonb(const Tlbf *f, TlbfTime at)
  * and per band its generations, each with its start, its keys and whether
  * that query asks it.
  */
-static Datum
-info_jsonb_format3(const TbFilter *f, const Tlbf *carried, TlbfTime at)
+Datum
+tlbf_info_jsonb_format3(const TbFilter *f, const Tlbf *carried, TlbfTime at)
 {
 	StringInfoData out;
 	uint64		bits = (uint64) (tb_size(f) - tb_lines_offset(f->nbands)) * 8;
@@ -226,7 +226,7 @@ tlbf_info(PG_FUNCTION_ARGS)
 	TlbfTime	at = tlbf_time_arg(fcinfo, 1);
 
 	if (v.v3 != NULL)
-		PG_RETURN_DATUM(info_jsonb_format3(v.v3, v.carried, at));
+		PG_RETURN_DATUM(tlbf_info_jsonb_format3(v.v3, v.carried, at));
 	PG_RETURN_DATUM(tlbf_info_jsonb(v.v2, at));
 }
 

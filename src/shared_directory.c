@@ -67,7 +67,6 @@
 int			tlbf_shared_memory = 64 * 1024 * 1024;
 int			tlbf_max_shared_filters = 64;
 
-#define MIN_REGION_BYTES	(64 * 1024)
 
 typedef struct SharedSlot
 {
@@ -558,29 +557,6 @@ tlbf_directory_reset_counts(const SharedFilterRef *ref)
 	for (int i = 0; i < SHARED_COUNTERS; i++)
 		pg_atomic_write_u64(&s->counters[i], 0);
 	pg_atomic_write_u64(&s->reset_at, (uint64) GetCurrentTimestamp());
-}
-
-/*
- * The bytes a filter with these parameters gets: 4x its steady size, at
- * least twice its first generation.  A double, so that a size far beyond
- * the pool can be reported as it is.
- */
-/* The least region a filter of these parameters may have: its first slices. */
-Size
-tlbf_directory_min_region(const TlbfParams *p)
-{
-	return (Size) fmax(2.0 * tlbf_first_generation_bytes(p), MIN_REGION_BYTES);
-}
-
-double
-tlbf_directory_region_for(const TlbfParams *p)
-{
-	double		bits_per_key = (double) (p->k + p->l) * p->k / (p->l * log(2.0));
-	double		steady = bits_per_key * p->capacity / 8 +
-		(double) (p->k + p->l + 2) * sizeof(TlbfSlice) + sizeof(Tlbf);
-	double		region = fmax(4 * steady, 2.0 * tlbf_first_generation_bytes(p));
-
-	return fmax(region, MIN_REGION_BYTES);
 }
 
 /* The lowest offset with 'size' free bytes in the pool, or -1. */

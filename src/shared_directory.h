@@ -40,8 +40,6 @@ extern bool tlbf_directory_available(void);
 extern void tlbf_directory_require(void);
 extern Size tlbf_directory_pool_bytes(void);
 extern Size tlbf_directory_max_region(void);
-extern double tlbf_directory_region_for(const TlbfParams *params);
-extern Size tlbf_directory_min_region(const TlbfParams *params);
 
 extern bool tlbf_directory_open(const char *name, LWLockMode mode, SharedFilterRef *ref);
 extern bool tlbf_directory_open_id(const SharedFilterId *id, LWLockMode mode,

@@ -18,6 +18,7 @@
 #include "inference.h"
 #include "info.h"
 #include "key_match.h"
+#include "shared_value.h"
 #include "times.h"
 
 #include "access/xact.h"
@@ -124,13 +125,13 @@ insert_locked(SharedFilterRef *ref, const TlbfHash *hashes, const TlbfTime *time
 	tlbf_store_filter_memory(ref, &memory);
 	for (int i = 0; i < n && status == TLBF_OK; i++)
 	{
-		status = tlbf_insert(&ref->filter, &memory, hashes[i], times[i]);
+		status = shared_value_insert(&ref->filter, &memory, hashes[i], times[i]);
 		if (status != TLBF_OK && when_full == SHARED_FULL_DROP_OLDEST)
 		{
 			TlbfMemory	dropping = memory;
 
 			dropping.keep_live = false;
-			status = tlbf_insert(&ref->filter, &dropping, hashes[i], times[i]);
+			status = shared_value_insert(&ref->filter, &dropping, hashes[i], times[i]);
 		}
 	}
 	tlbf_store_count_change(ref);
@@ -182,7 +183,7 @@ tlbf_shared_guess_for(SharedKeyGuess *guess, const char *name)
 static bool
 holds_keys(const Tlbf *f)
 {
-	return f->inserted > 0 || f->key_fields > 0;
+	return shared_value_holds_keys(f);
 }
 
 /*
@@ -195,9 +196,9 @@ holds_keys(const Tlbf *f)
 static bool
 hashed_as_filter(const Tlbf *f, TlbfKeys basis, SharedKeyGuess *guess)
 {
-	if (!holds_keys(f) || tlbf_keys_equal(tlbf_keys_of(f), basis))
+	if (!holds_keys(f) || tlbf_keys_equal(shared_value_keys(f), basis))
 		return true;
-	guess->keys = tlbf_keys_of(f);
+	guess->keys = shared_value_keys(f);
 	guess->holds_keys = true;
 	return false;
 }
@@ -205,7 +206,7 @@ hashed_as_filter(const Tlbf *f, TlbfKeys basis, SharedKeyGuess *guess)
 static void
 remember_filter(const Tlbf *f, SharedKeyGuess *guess)
 {
-	guess->keys = tlbf_keys_of(f);
+	guess->keys = shared_value_keys(f);
 	guess->holds_keys = holds_keys(f);
 }
 
@@ -218,7 +219,7 @@ count_insertion(const SharedFilterRef *ref, TlbfStatus status, Size size_before)
 {
 	if (status != TLBF_OK)
 		tlbf_store_count(ref, SHARED_FULL, 1);
-	else if (tlbf_size(ref->filter) > size_before)
+	else if (shared_value_size(ref->filter) > size_before)
 		tlbf_store_count(ref, SHARED_GROWN, 1);
 }
 
@@ -249,17 +250,17 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
 		tlbf_store_close(&ref);
 		return false;
 	}
-	truncated_before = ref.filter->truncated;
-	size_before = tlbf_size(ref.filter);
+	truncated_before = shared_value_truncated(ref.filter);
+	size_before = shared_value_size(ref.filter);
 	if (!holds_keys(ref.filter))
-		tlbf_record_keys(ref.filter, basis);
+		shared_value_record_keys(ref.filter, basis);
 	status = insert_locked(&ref, hashes, times, n, SHARED_FULL_ERROR);
 	/* in the WAL as they are in the bits, whether all went in or some */
 	logged = tlbf_store_log_added(&ref, hashes, times, n);
 	count_insertion(&ref, status, size_before);
 	if (status == TLBF_OK)
 		tlbf_store_count(&ref, SHARED_ADDED, n);
-	truncated_after = ref.filter->truncated;
+	truncated_after = shared_value_truncated(ref.filter);
 	region = tlbf_store_region(&ref);
 	remember_filter(ref.filter, guess);
 	tlbf_store_close(&ref);
@@ -320,12 +321,12 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 	if (mode == LW_EXCLUSIVE)
 	{
 		if (!holds_keys(ref.filter))
-			tlbf_record_keys(ref.filter, basis);
-		truncated_before = ref.filter->truncated;
+			shared_value_record_keys(ref.filter, basis);
+		truncated_before = shared_value_truncated(ref.filter);
 		status = tlbf_store_fold(&ref, when_full == SHARED_FULL_DROP_OLDEST);
 		if (status != TLBF_OK)
 			tlbf_store_count(&ref, SHARED_FULL, 1);
-		truncated_after = ref.filter->truncated;
+		truncated_after = shared_value_truncated(ref.filter);
 		region = tlbf_store_region(&ref);
 		if (status != TLBF_OK)
 		{
@@ -336,10 +337,10 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 	if (unseen_in->id.slot >= 0 && tlbf_store_same_version(*unseen_in, tlbf_store_version(&ref)))
 		seen = false;
 	else
-		seen = tlbf_query(ref.filter, hash, at, ref.filter->span) &&
+		seen = shared_value_query(ref.filter, hash, at, shared_value_span(ref.filter)) &&
 			(threshold <= 0 ||
-			 tlbf_posterior(ref.filter, hash, at, ref.filter->span, prior,
-							tlbf_inference_scratch(ref.filter)) >= threshold);
+			 shared_value_posterior(ref.filter, hash, at, shared_value_span(ref.filter),
+									prior) >= threshold);
 	/*
 	 * A key to add needs this (sub)transaction's XID, which is taken before
 	 * the filter's lock, and only then: a row that is skipped leaves its
@@ -638,16 +639,16 @@ tlbf_shared_contains(PG_FUNCTION_ARGS)
 	Tlbf	   *f = open_with_key(fcinfo, name, NULL, &ref, &from_saved, &hash, &possible);
 	TlbfTime	pending_at;
 	bool		found = possible &&
-		(tlbf_query(f, hash, at, f->span) ||
-		 committed_pending(&ref, name, from_saved, hash, at, f->span, &pending_at));
+		(shared_value_query(f, hash, at, shared_value_span(f)) ||
+		 committed_pending(&ref, name, from_saved, hash, at, shared_value_span(f), &pending_at));
 
 	/*
 	 * A filter written before 1.4 holds a trigger's keys of several
 	 * columns as their fields combined, and tlbf_shared_add's rows as one
 	 * value: a row asked of it is either.
 	 */
-	if (!found && as_fields && f->key_fields == 0 && f->inserted > 0 && f->seed == 0)
-		found = tlbf_query(f, fields, at, f->span);
+	if (!found && as_fields && shared_value_unkinded(f))
+		found = shared_value_query(f, fields, at, shared_value_span(f));
 	count_lookup(&ref, from_saved, found);
 	close_after_reading(&ref, from_saved);
 	PG_RETURN_BOOL(found);
@@ -672,8 +673,8 @@ tlbf_shared_contains_fields(PG_FUNCTION_ARGS)
 	TlbfTime	pending_at;
 	Tlbf	   *f = open_with_key(fcinfo, name, fields, &ref, &from_saved, &hash, &possible);
 	bool		found = possible &&
-		(tlbf_query(f, hash, at, f->span) ||
-		 committed_pending(&ref, name, from_saved, hash, at, f->span, &pending_at));
+		(shared_value_query(f, hash, at, shared_value_span(f)) ||
+		 committed_pending(&ref, name, from_saved, hash, at, shared_value_span(f), &pending_at));
 
 	count_lookup(&ref, from_saved, found);
 	close_after_reading(&ref, from_saved);
@@ -697,8 +698,8 @@ tlbf_shared_last_seen(PG_FUNCTION_ARGS)
 	bool		found;
 
 	found = possible &&
-		tlbf_last_seen(f, hash, at, f->span, tlbf_inference_scratch(f), &lower, &upper);
-	if (possible && committed_pending(&ref, name, from_saved, hash, at, f->span, &pending_at) &&
+		shared_value_last_seen(f, hash, at, shared_value_span(f), &lower, &upper);
+	if (possible && committed_pending(&ref, name, from_saved, hash, at, shared_value_span(f), &pending_at) &&
 		(!found || pending_at > upper))
 	{
 		/* added by a transaction that committed, not folded yet: then */
@@ -735,11 +736,11 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	prior = tlbf_check_prior(PG_GETARG_FLOAT8(4));
 	f = open_with_key(fcinfo, name, NULL, &ref, &from_saved, &hash, &possible);
 	/* (an error releases the filter's locks with the transaction) */
-	window = tlbf_window_arg(fcinfo, 3, f->span);
+	window = tlbf_window_arg(fcinfo, 3, shared_value_span(f));
 	if (possible && committed_pending(&ref, name, from_saved, hash, at, window, &pending_at))
 		p = 1.0;
 	else
-		p = possible ? tlbf_posterior(f, hash, at, window, prior, tlbf_inference_scratch(f)) : 0.0;
+		p = possible ? shared_value_posterior(f, hash, at, window, prior) : 0.0;
 	/* found: the filter holds the key (all its bits set), as contains says */
 	count_lookup(&ref, from_saved, p > 0.0);
 	close_after_reading(&ref, from_saved);
@@ -750,11 +751,11 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 static Tlbf *
 copy_of(const Tlbf *f)
 {
-	Size		size = tlbf_size(f);
+	Size		size = shared_value_size(f);
 	Tlbf	   *copy = palloc(size);
 
 	memcpy(copy, f, size);
-	tlbf_set_length(copy);
+	shared_value_set_length(copy);
 	return copy;
 }
 
@@ -786,7 +787,7 @@ copy_in_pieces(const char *name)
 			return (Tlbf *) copy;
 		}
 		version = tlbf_store_version(&ref);
-		size = tlbf_size(ref.filter);
+		size = shared_value_size(ref.filter);
 		tlbf_store_close(&ref);
 		copy = palloc(size);
 		for (done = 0; done < size; done += piece)
@@ -803,7 +804,7 @@ copy_in_pieces(const char *name)
 		}
 		if (done >= size)
 		{
-			tlbf_set_length((Tlbf *) copy);
+			shared_value_set_length((Tlbf *) copy);
 			return (Tlbf *) copy;
 		}
 		pfree(copy);
@@ -826,7 +827,7 @@ tlbf_shared_get(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 		PG_RETURN_POINTER(copy_of(tlbf_store_saved_filter(fcinfo, name)));
 	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
-	truncated = ref.filter->truncated;
+	truncated = shared_value_truncated(ref.filter);
 	status = tlbf_store_fold(&ref, false);
 	region = tlbf_store_region(&ref);
 	/* without the keys that could not be folded, it would miss them */
@@ -851,7 +852,7 @@ list_row(ReturnSetInfo *rsinfo, const char *name, const Tlbf *f, Size region,
 
 	values[0] = CStringGetTextDatum(name);
 	values[1] = DirectFunctionCall2(jsonb_concat,
-									tlbf_info_jsonb(f, GetCurrentTransactionStartTimestamp()),
+									shared_value_info(f, GetCurrentTransactionStartTimestamp()),
 									DirectFunctionCall1(jsonb_in, CStringGetDatum(extra)));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }

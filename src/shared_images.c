@@ -27,6 +27,7 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_images.h"
+#include "shared_value.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -198,7 +199,7 @@ tlbf_image_read(const char *name, TransactionId row_xid, Size region)
 		{
 			/* its length word is the file's, not whatever the bytes say */
 			SET_VARSIZE(filter, header.bytes);
-			if (!tlbf_validate(filter, header.bytes, &problem))
+			if (!shared_value_validate(filter, header.bytes, &problem))
 				damaged = psprintf("%s.", problem.message);
 		}
 	}

@@ -63,6 +63,7 @@
 #include "shared_standby.h"
 #include "shared_pending.h"
 #include "shared_images.h"
+#include "shared_value.h"
 #include "shared_prepared.h"
 
 #include "access/genam.h"
@@ -399,7 +400,7 @@ read_row(HeapTuple tuple, TupleDesc desc, bool stamped, const RowsWanted *wanted
 		return false;
 	}
 	saved->filter = (Tlbf *) PG_DETOAST_DATUM_COPY(value);
-	if (!tlbf_validate(saved->filter, VARSIZE(saved->filter), &problem))
+	if (!shared_value_validate(saved->filter, VARSIZE(saved->filter), &problem))
 	{
 		report_bad_row(saved->name, psprintf("%s.", problem.message));
 		return false;
@@ -478,15 +479,15 @@ fold_one(void *arg, TlbfHash hash, TlbfTime at)
 	if (into->status != TLBF_OK)
 		return false;
 	/* expired by the filter's newer keys: nothing would ask for it */
-	if (into->ref->filter->nslices > 0 && at <= into->ref->filter->newest - into->ref->filter->span)
+	if (shared_value_expired(into->ref->filter, at))
 		return true;
-	status = tlbf_insert(&into->ref->filter, &into->memory, hash, at);
+	status = shared_value_insert(&into->ref->filter, &into->memory, hash, at);
 	if (status != TLBF_OK && into->drop_oldest)
 	{
 		TlbfMemory	dropping = into->memory;
 
 		dropping.keep_live = false;
-		status = tlbf_insert(&into->ref->filter, &dropping, hash, at);
+		status = shared_value_insert(&into->ref->filter, &dropping, hash, at);
 	}
 	into->status = status;
 	return status == TLBF_OK;
@@ -950,7 +951,7 @@ TlbfStatus
 tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest)
 {
 	FoldInto	into;
-	Size		size_before = tlbf_size(ref->filter);
+	Size		size_before = shared_value_size(ref->filter);
 
 	Assert(ref->mode == LW_EXCLUSIVE);
 	into.ref = ref;
@@ -960,7 +961,7 @@ tlbf_store_fold(SharedFilterRef *ref, bool drop_oldest)
 	if (tlbf_pending_fold(pending_id(ref), fold_one, &into) > 0)
 		tlbf_directory_count_change(ref);
 	/* (ref->filter may have moved within its region) */
-	if (tlbf_size(ref->filter) > size_before)
+	if (shared_value_size(ref->filter) > size_before)
 		tlbf_directory_count(ref, SHARED_GROWN, 1);
 	return into.status;
 }
@@ -986,9 +987,9 @@ tlbf_store_copies(void)
 			continue;
 		copy = palloc(sizeof(SavedFilter));
 		copy->name = lfirst(cell);
-		copy->filter = palloc(tlbf_size(ref.filter));
-		memcpy(copy->filter, ref.filter, tlbf_size(ref.filter));
-		tlbf_set_length(copy->filter);
+		copy->filter = palloc(shared_value_size(ref.filter));
+		memcpy(copy->filter, ref.filter, shared_value_size(ref.filter));
+		shared_value_set_length(copy->filter);
 		copy->region = tlbf_directory_region(&ref);
 		/* keys of transactions enter the bits (and a save) later */
 		copy->unsaved = tlbf_directory_unsaved(&ref) ||
@@ -1038,25 +1039,25 @@ snapshot_table_or_error(void)
 /*
  * A new empty filter in shared memory, and its row in the snapshot table.
  * Its region, taken from the pool now for good, is 'max_bytes' (0: what
- * the capacity needs, see tlbf_directory_region_for): a filter never grows
+ * the capacity needs, see shared_value_region_for): a filter never grows
  * past it, so no role that adds keys can take another filter's room.
  */
 void
 tlbf_store_create(const char *name, const TlbfParams *params, int64 max_bytes)
 {
 	Oid			relid = snapshot_table_or_error();
-	double		needed = tlbf_directory_region_for(params);
+	double		needed = shared_value_region_for(params);
 	double		region = max_bytes > 0 ? (double) max_bytes : needed;
 	Tlbf	   *f;
 	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
 	Datum		values[3];
 	const Unloaded *why;
 
-	if (max_bytes < 0 || (max_bytes > 0 && max_bytes < tlbf_directory_min_region(params)))
+	if (max_bytes < 0 || (max_bytes > 0 && max_bytes < shared_value_min_region(params)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_bytes of shared tlbf filter \"%s\" must be at least %zu bytes",
-						name, tlbf_directory_min_region(params)),
+						name, shared_value_min_region(params)),
 				 errdetail("The filter's first generation of slices needs that much."),
 				 errhint("Leave max_bytes out for the size its capacity needs (%.0f bytes), or give more.",
 						 needed)));
@@ -1073,9 +1074,8 @@ tlbf_store_create(const char *name, const TlbfParams *params, int64 max_bytes)
 	if (why != NULL)
 		report_unloaded(why);
 
-	f = palloc(sizeof(Tlbf));
-	tlbf_init(f, params);
-	tlbf_set_length(f);
+	f = palloc(shared_value_header_bytes());
+	shared_value_init(f, params);
 	/* the row below is written by this (sub)transaction */
 	tlbf_directory_create(name, f, (Size) region, GetCurrentTransactionId());
 
@@ -1307,17 +1307,17 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 			!tlbf_directory_open_id(id, LW_SHARED, &ref))
 			continue;
 		region = tlbf_directory_region(&ref);
-		if (tlbf_size(ref.filter) > region)
+		if (shared_value_size(ref.filter) > region)
 		{
 			tlbf_directory_close(&ref);
 			elog(WARNING, "shared tlbf filter \"%s\" overran its region and was not saved", id->name);
 			continue;
 		}
-		copy = palloc(tlbf_size(ref.filter));
-		memcpy(copy, ref.filter, tlbf_size(ref.filter));
+		copy = palloc(shared_value_size(ref.filter));
+		memcpy(copy, ref.filter, shared_value_size(ref.filter));
 		id->changes = tlbf_directory_changes(&ref);
 		tlbf_directory_close(&ref);
-		tlbf_set_length(copy);
+		shared_value_set_length(copy);
 
 		values[0] = CStringGetTextDatum(id->name);
 		values[1] = PointerGetDatum(copy);
@@ -1362,11 +1362,8 @@ tlbf_store_acknowledge(List *acks)
 static void
 retire_and_close(SharedFilterRef *ref, TimestampTz now)
 {
-	if (tlbf_retirable_slices(ref->filter, now) > 0)
-	{
-		tlbf_drop_expired(ref->filter, now);
+	if (shared_value_retire(ref->filter, now))
 		tlbf_directory_count_change(ref);
-	}
 	tlbf_directory_close(ref);
 }
 
@@ -1433,15 +1430,15 @@ tlbf_store_write_images(void)
 		row_xid = tlbf_directory_row_xid(&ref);
 		region = tlbf_directory_region(&ref);
 		if (tlbf_directory_unsaved(&ref) && TransactionIdIsValid(row_xid) &&
-			tlbf_size(ref.filter) <= region)
+			shared_value_size(ref.filter) <= region)
 		{
-			copy = palloc(tlbf_size(ref.filter));
-			memcpy(copy, ref.filter, tlbf_size(ref.filter));
+			copy = palloc(shared_value_size(ref.filter));
+			memcpy(copy, ref.filter, shared_value_size(ref.filter));
 		}
 		tlbf_directory_close(&ref);
 		if (copy == NULL)
 			continue;
-		tlbf_set_length(copy);
+		shared_value_set_length(copy);
 		if (tlbf_image_write(id->database, id->name, row_xid, region, copy))
 			written++;
 		pfree(copy);
@@ -1510,7 +1507,7 @@ tlbf_store_log_images(void)
 		(void) tlbf_store_fold(&ref, false);
 		pending = tlbf_pending_list(pending_id(&ref), &npending);
 		if ((tlbf_directory_unsaved(&ref) || npending > 0) &&
-			tlbf_size(ref.filter) <= tlbf_directory_region(&ref))
+			shared_value_size(ref.filter) <= tlbf_directory_region(&ref))
 		{
 			tlbf_wal_log_image(id->database, id->name, tlbf_directory_row_xid(&ref),
 							   tlbf_directory_region(&ref), ref.filter, pending, npending);

@@ -33,6 +33,7 @@
 #include "filter_args.h"
 #include "shared_images.h"
 #include "shared_standby.h"
+#include "shared_value.h"
 
 #include "access/transam.h"
 #include "access/xact.h"
@@ -261,7 +262,7 @@ tlbf_wal_log_image(Oid database, const char *name, TransactionId row_xid, Size r
 	header.database = database;
 	header.row_xid = row_xid;
 	header.region = region;
-	header.bytes = tlbf_size(filter);
+	header.bytes = shared_value_size(filter);
 	header.pending = npending;
 	header.name_len = strlen(name);
 	initStringInfo(&head);
@@ -636,18 +637,16 @@ write_database(Oid database, OutKey *out, Size count)
 
 /*
  * Does the last image of 'filter' hold the filter its header describes,
- * and no more?  Its slice directory is read only once it is known to lie
+ * and no more?  Its directory is read only once it is known to lie
  * within the bytes (a filter's own length, from its last slice, would read
- * past a record that lies); the load checks the rest (tlbf_validate).
+ * past a record that lies); the load checks the rest (shared_value_validate).
  */
 static bool
 image_fits(const RedoFilter *filter)
 {
 	const Tlbf *f = (const Tlbf *) filter->image;
 
-	return f != NULL && filter->image_bytes >= sizeof(Tlbf) &&
-		f->nslices <= (filter->image_bytes - sizeof(Tlbf)) / sizeof(TlbfSlice) &&
-		tlbf_size(f) == filter->image_bytes;
+	return f != NULL && shared_value_plausible(f, filter->image_bytes);
 }
 
 /*
@@ -669,7 +668,7 @@ write_recovered(void)
 		if (image_fits(filter))
 		{
 			/* the length word as a copy of a varlena has it */
-			tlbf_set_length((Tlbf *) filter->image);
+			shared_value_set_length((Tlbf *) filter->image);
 			(void) tlbf_image_write(filter->id.database, filter->id.name, filter->row_xid,
 									filter->region, (const Tlbf *) filter->image);
 		}

@@ -59,6 +59,8 @@ extern void tb_fold_band(TbFilter *f, int index, uint64_t divisor);
 /* tb_insert.c */
 extern TlbfStatus tb_insert(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
 							TlbfTime at);
+extern TlbfStatus tb_insert_or_fail(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
+									TlbfTime at);
 extern void tb_prefetch(const TbFilter *f, TlbfHash hash);
 
 /* tb_build.c: a filter built at once from keys known in advance */

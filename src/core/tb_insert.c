@@ -220,7 +220,7 @@ full(const TbFilter *f, const TbBand *b, int s)
  * band if its piece is full.  *band = -1: the key is older than the span.
  */
 static TlbfStatus
-place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
+place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, bool strict, int *bandp, int *slotp)
 {
 	TbFilter   *f = *fp;
 	int64_t		g = tb_generation_of(at, f->length);
@@ -278,16 +278,27 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
 		}
 		else if (f->nbands < TB_MAX_BANDS)
 		{
-			uint64_t	nlines = tb_lines_for(f, split_keys(f, &b->slot[s], b->nlines, at));
+			uint64_t	keys = split_keys(f, &b->slot[s], b->nlines, at);
+			uint64_t	least = 2 * tb_capacity_of(f, b->nlines);
+			TlbfStatus	status;
 
 			/* (b is not read past here: start_band may drop bands and move them) */
-			if (start_band(fp, memory, nlines, g) == TLBF_OK)
+			status = start_band(fp, memory, tb_lines_for(*fp, keys), g);
+			/* strict: a smaller band, down to twice the piece, rather than none */
+			while (strict && status == TLBF_OVER_LIMIT && keys / 2 >= least)
+			{
+				keys /= 2;
+				status = start_band(fp, memory, tb_lines_for(*fp, keys), g);
+			}
+			if (status == TLBF_OK)
 			{
 				/* the generation goes on in a band for the rate since */
 				f = *fp;
 				claim(f, s, g, at);
 				band = f->nbands - 1;
 			}
+			else if (strict)
+				return TLBF_OVER_LIMIT;
 			else
 			{
 				/*
@@ -302,6 +313,8 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
 						band = i;
 			}
 		}
+		else if (strict)
+			return TLBF_OVER_LIMIT;
 		/* else (TB_MAX_BANDS) the full piece takes the key */
 	}
 	*bandp = band;
@@ -309,13 +322,15 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, int *bandp, int *slotp)
 	return TLBF_OK;
 }
 
-TlbfStatus
-tb_insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+static TlbfStatus
+insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at, bool strict)
 {
 	TbFilter   *f = *fp;
 	int			band = f->nbands - 1;
 	int			s = -1;
 	int			piece;
+	uint64_t	inserted = f->inserted;
+	TlbfTime	newest = f->newest;
 
 	f->inserted = tlbf_add_saturating(f->inserted, 1);
 	if (f->newest == TLBF_NEVER || at > f->newest)
@@ -325,11 +340,18 @@ tb_insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 		s = slot_holding(f, &tb_bands(f)[band], at);
 	if (s < 0 || full(f, &tb_bands(f)[band], s))
 	{
-		TlbfStatus	status = place(fp, memory, at, &band, &s);
+		TlbfStatus	status = place(fp, memory, at, strict, &band, &s);
 
-		if (status != TLBF_OK || band < 0)
-			return status;
 		f = *fp;
+		if (status != TLBF_OK)
+		{
+			/* (the generations that left the span by 'at' stay emptied) */
+			f->inserted = inserted;
+			f->newest = newest;
+			return status;
+		}
+		if (band < 0)
+			return status;
 	}
 	piece = tb_piece_words(f);
 	if (piece == 2 && f->k == 8)
@@ -337,6 +359,25 @@ tb_insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	else
 		tb_set_bits(f, band, s, hash, at, piece, f->k);
 	return TLBF_OK;
+}
+
+TlbfStatus
+tb_insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+{
+	return insert(fp, memory, hash, at, false);
+}
+
+/*
+ * The same, but where tb_insert, finding no room for a band, would put the
+ * key in a piece already full (its error rate rising), fail with
+ * TLBF_OVER_LIMIT instead, the key not added and the filter answering as
+ * before: a shared filter's region is all it gets, and a dedup trigger
+ * must not reject rows for false positives (shared_value.c).
+ */
+TlbfStatus
+tb_insert_or_fail(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
+{
+	return insert(fp, memory, hash, at, true);
 }
 
 /* Bring a key's group in the newest band into the cache (before inserting it). */

@@ -597,6 +597,72 @@ test_size_cap(void **state)
 }
 
 /*
+ * tb_insert_or_fail (a shared filter's region): where tb_insert puts keys
+ * in a full piece for want of room for a band, it refuses them, changing
+ * nothing; every key it took is found, and the error rate stays within
+ * 1.1x of the target.  A burst too fast for a band of its rate (64 times
+ * the piece) gets a smaller one that fits, down to twice the piece.
+ */
+static void
+test_insert_or_fail(void **state)
+{
+	TbTest		t;
+	TlbfTime	at = START;
+	long		taken = 0;
+	long		refused = 0;
+	uint64_t	absent = UINT64_C(1) << 40;
+	size_t		cap;
+	bool	   *took = calloc(100000, sizeof(bool));
+
+	tt_create(&t, HOUR, 0.01, 30000, false);
+	tt_add(&t, 0, at);
+	/* room for the first band and one twice its size, not for 64 times */
+	cap = tb_size(t.f) * 4;
+	t.memory.max_bytes = cap;
+	t.memory.keep_live = true;
+	for (long i = 1; i < 100000; i++)
+	{
+		TbFilter   *before = malloc(tb_size(t.f));
+		TlbfStatus	status;
+
+		memcpy(before, t.f, tb_size(t.f));
+		at += 10;				/* 10 us apart: a burst */
+		status = tb_insert_or_fail(&t.f, &t.memory, key_hash((uint64_t) i), at);
+		if (status == TLBF_OK)
+		{
+			took[i] = true;
+			taken++;
+		}
+		else
+		{
+			assert_int_equal(status, TLBF_OVER_LIMIT);
+			assert_int_equal(tb_size(t.f), tb_size(before));
+			assert_memory_equal(t.f, before, tb_size(before));
+			refused++;
+		}
+		free(before);
+		assert_true(tb_size(t.f) <= cap);
+	}
+	tb_assert_valid(t.f, "a filter that refused keys");
+	assert_true(t.f->nbands == 2);
+	assert_true(taken > 30000 && refused > 0);
+	for (long i = 1; i < 100000; i++)
+		if (took[i] && !tt_has(&t, (uint64_t) i, at))
+			fail_msg("key %ld taken, then missed", i);
+	free(took);
+	if (tt_fpr(&t, at, 200000, &absent) > 0.011)
+		fail_msg("error rate %.4f past 1.1x the target", tt_fpr(&t, at, 200000, &absent));
+	/* tb_insert, in the same place, takes them and its error rate rises */
+	for (long i = 100000; i < 200000; i++)
+	{
+		at += 10;
+		tt_add(&t, (uint64_t) i, at);
+	}
+	assert_true(tt_fpr(&t, at, 200000, &absent) > 0.02);
+	tt_free(&t);
+}
+
+/*
  * Found by fuzz_format3: one key alone in its generation (its rate over one
  * microsecond looked like millions), then a key of an earlier generation
  * under a small cap without keep_live: the band sized for it could not fit
@@ -988,6 +1054,7 @@ main(void)
 		cmocka_unit_test(test_fold_to_fit),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_size_cap),
+		cmocka_unit_test(test_insert_or_fail),
 		cmocka_unit_test(test_cap_never_drops_for_nothing),
 		cmocka_unit_test(test_union_into_empty_under_cap),
 		cmocka_unit_test(test_counted_bits_from_outside),
