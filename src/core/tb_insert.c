@@ -282,14 +282,17 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, bool strict, int *bandp, i
 			uint64_t	least = 2 * tb_capacity_of(f, b->nlines);
 			TlbfStatus	status;
 
-			/* (b is not read past here: start_band may drop bands and move them) */
-			status = start_band(fp, memory, tb_lines_for(*fp, keys), g);
-			/* strict: a smaller band, down to twice the piece, rather than none */
-			while (strict && status == TLBF_OVER_LIMIT && keys / 2 >= least)
-			{
+			/*
+			 * strict: a smaller band that fits beside the others, down to
+			 * twice the piece, rather than none (or than dropping older
+			 * bands for a large one)
+			 */
+			while (strict && keys / 2 >= least &&
+				   tb_layout_bytes(f, (uint64_t) f->nbands + 1,
+								   tb_total_groups(f) + tb_lines_for(f, keys)) > memory->max_bytes)
 				keys /= 2;
-				status = start_band(fp, memory, tb_lines_for(*fp, keys), g);
-			}
+			/* (b is not read past here: start_band may drop bands and move them) */
+			status = start_band(fp, memory, tb_lines_for(f, keys), g);
 			if (status == TLBF_OK)
 			{
 				/* the generation goes on in a band for the rate since */

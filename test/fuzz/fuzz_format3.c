@@ -47,6 +47,7 @@ typedef struct Run
 	int			nlog;
 	uint64_t	next_key;
 	int			inserts;
+	bool		strict;			/* tb_insert_or_fail, as shared filters insert */
 	FuzzInput	in;
 } Run;
 
@@ -119,7 +120,8 @@ insert(Run *r, uint64_t key, TlbfTime at)
 	TlbfStatus	status;
 
 	tb_prefetch(r->f, hash_of(key));
-	status = tb_insert(&r->f, &r->memory.memory, hash_of(key), at);
+	status = r->strict ? tb_insert_or_fail(&r->f, &r->memory.memory, hash_of(key), at) :
+		tb_insert(&r->f, &r->memory.memory, hash_of(key), at);
 	r->inserts++;
 	check_valid(r->f, "a filter after tb_insert");
 	FUZZ_CHECK(tb_size(r->f) <= r->memory.memory.allocated, "a filter fits its memory");
@@ -345,6 +347,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		fuzz_memory_init(&r.memory, tb_size(r.f), cap < tb_size(r.f) ? tb_size(r.f) : cap, false,
 						 (model & 2) ? fuzz_u32(&r.in) : 0);
 		r.memory.memory.keep_live = (model & 4) != 0;
+		r.strict = (model & 8) != 0;
 	}
 	r.clock = r.f->newest == TLBF_NEVER ? (TlbfTime) fuzz_u64(&r.in) % (INT64_C(1) << 50) : r.f->newest;
 	r.clock = fuzz_clamp_time(r.clock);
