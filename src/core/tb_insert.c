@@ -332,8 +332,6 @@ insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at, bool stric
 	int			band = f->nbands - 1;
 	int			s = -1;
 	int			piece;
-	uint64_t	inserted = f->inserted;
-	TlbfTime	newest = f->newest;
 
 	f->inserted = tlbf_add_saturating(f->inserted, 1);
 	if (f->newest == TLBF_NEVER || at > f->newest)
@@ -345,16 +343,9 @@ insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at, bool stric
 	{
 		TlbfStatus	status = place(fp, memory, at, strict, &band, &s);
 
+		if (status != TLBF_OK || band < 0)
+			return status;
 		f = *fp;
-		if (status != TLBF_OK)
-		{
-			/* (the generations that left the span by 'at' stay emptied) */
-			f->inserted = inserted;
-			f->newest = newest;
-			return status;
-		}
-		if (band < 0)
-			return status;
 	}
 	piece = tb_piece_words(f);
 	if (piece == 2 && f->k == 8)
@@ -373,9 +364,11 @@ tb_insert(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 /*
  * The same, but where tb_insert, finding no room for a band, would put the
  * key in a piece already full (its error rate rising), fail with
- * TLBF_OVER_LIMIT instead, the key not added and the filter answering as
- * before: a shared filter's region is all it gets, and a dedup trigger
- * must not reject rows for false positives (shared_value.c).
+ * TLBF_OVER_LIMIT instead, the key's bits not set: a shared filter's
+ * region is all it gets, and a dedup trigger must not reject rows for
+ * false positives (shared_value.c).  As any insertion, it has moved the
+ * newest time to 'at' and counted the key (emptying the generations that
+ * left the span then, as tb_retire at 'at' would).
  */
 TlbfStatus
 tb_insert_or_fail(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
