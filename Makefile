@@ -49,7 +49,7 @@ EXTRA_CLEAN = build results regression.diffs regression.out tmp_check output_iso
 #                    clusters it needs: `make tap`, as a user other than root.
 # `make matrix` runs all of these against each PostgreSQL version.
 REGRESS = setup type_io casts_summary create_add contains value_cache inference hashing key_kinds key_equality labels retire_info bad_params streams aggregates agg_order agg_one_span agg_state future_times maintenance shared_unloaded bad_inputs format3 upgrade
-REGRESS_PRELOAD = shared_functions dedup_trigger shared_stats
+REGRESS_PRELOAD = shared_functions dedup_trigger shared_stats shared_format3
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
 # --- which PostgreSQL ---------------------------------------------------------

@@ -121,23 +121,24 @@ validated(struct varlena *value, int sqlstate, TlbfValueSource source)
 }
 
 /*
- * A validated value of formats 1 and 2 only: the caller reads it as such.
- * One of format 3 is refused by name of the function.
+ * A validated value a shared filter can be: of any format, but not a
+ * carrier (value_carry.c), which no shared filter writes.  One is refused by
+ * name of the function.
  */
 static Tlbf *
-paper_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
+shared_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
 {
-	if (value != NULL && is_format3(value))
+	if (value != NULL && is_format3(value) && (((const TbFilter *) value)->flags & TB_CARRIES) != 0)
 	{
 		char	   *name = fcinfo != NULL && fcinfo->flinfo != NULL ?
 			get_func_name(fcinfo->flinfo->fn_oid) : NULL;
 
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s does not take tlbf values of format 3 yet",
+				 errmsg("%s does not take a saved copy that carries an older tlbf value",
 						name != NULL ? name : "this function"),
-				 errdetail("Shared filters hold formats 1 and 2 only for now (issue 36); a saved copy of format 3 is not one a shared filter wrote."),
-				 errhint("Use a filter made by tlbf_create.")));
+				 errdetail("No shared filter writes one: the saved copy was changed by hand."),
+				 errhint("Save a filter made by tlbf_create, or drop and create the shared filter again.")));
 	}
 	return (Tlbf *) value;
 }
@@ -212,11 +213,11 @@ readonly_any(FunctionCallInfo fcinfo, struct varlena *raw)
 	return tlbf_value_cache_keep(cache->values, &toast_id, filter);
 }
 
-/* The same, of formats 1 and 2 only (a shared filter's saved copy). */
+/* The same, not a carrier (a shared filter's saved copy: shared_value.c). */
 Tlbf *
 tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
 {
-	return paper_layout_only(fcinfo, readonly_any(fcinfo, raw));
+	return shared_layout_only(fcinfo, readonly_any(fcinfo, raw));
 }
 
 /* A filter argument of any format, for reading only. */

@@ -47,6 +47,9 @@ bool		tlbf_maintenance_to_format3 = true;
  */
 int			tlbf_agg_bucketed_band = 32768;
 
+/* The format tlbf_shared_create makes: 2, or 3 (in development). */
+int			tlbf_shared_format = 2;
+
 /* Seconds between two saves of the shared filters that changed. */
 int			tlbf_snapshot_interval = 30;
 
@@ -156,6 +159,16 @@ tlbf_define_settings(void)
 							MAX_KILOBYTES,
 							PGC_USERSET,
 							GUC_UNIT_KB | GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.shared_format",
+							"The format of the filters tlbf_shared_create makes: 2, or 3 (in development).",
+							"Filters already made keep their format.",
+							&tlbf_shared_format,
+							2,
+							2,
+							3,
+							PGC_USERSET,
+							0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.snapshot_interval",
 							"Time between two saves of the shared tlbf filters that changed.",

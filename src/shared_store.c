@@ -1058,7 +1058,7 @@ tlbf_store_create(const char *name, const TlbfParams *params, int64 max_bytes)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_bytes of shared tlbf filter \"%s\" must be at least %zu bytes",
 						name, shared_value_min_region(params)),
-				 errdetail("The filter's first generation of slices needs that much."),
+				 errdetail("Its first generation's band, twice, needs that much."),
 				 errhint("Leave max_bytes out for the size its capacity needs (%.0f bytes), or give more.",
 						 needed)));
 	if (region > (double) tlbf_directory_max_region())

@@ -16,8 +16,10 @@
  *-------------------------------------------------------------------------
  */
 #include "shared_value.h"
+#include "filter_args.h"
 #include "info.h"
 #include "inference.h"
+#include "settings.h"
 
 #include <math.h>
 
@@ -43,7 +45,14 @@ format3_params(const TlbfParams *params, TbParams *out)
 	out->span = params->span;
 	out->error_rate = params->error_rate;
 	out->capacity = params->capacity;
-	out->declared = false;
+	/*
+	 * Declared: every generation is sized for the capacity, not for the
+	 * rate of the one before.  A dedup trigger adds a key once a span, so
+	 * a burst (every key new at once) would size the next generations for
+	 * the whole capacity each; a region sized for the capacity holds them
+	 * so (test/t/023_dedup_load.pl).
+	 */
+	out->declared = true;
 	out->generations = 0;
 	out->seed = TLBF_DEFAULT_SEED;
 	if (!tb_check_params(out, &problem))
@@ -59,11 +68,18 @@ shared_value_header_bytes(void)
 	return Max(tb_lines_offset(0), sizeof(Tlbf));
 }
 
+/* A new empty filter, of the format tlbf.shared_format says, in 'buffer'. */
 void
 shared_value_init(Tlbf *buffer, const TlbfParams *params)
 {
 	TbParams	p;
 
+	if (tlbf_shared_format != TB_FORMAT_VERSION)
+	{
+		tlbf_init(buffer, params);
+		tlbf_set_length(buffer);
+		return;
+	}
 	format3_params(params, &p);
 	tb_init((TbFilter *) buffer, &p);
 	SET_VARSIZE(buffer, tb_size((TbFilter *) buffer));
@@ -97,14 +113,26 @@ first_band_bytes(const TlbfParams *params)
 double
 shared_value_region_for(const TlbfParams *params)
 {
-	return fmax(4.0 * first_band_bytes(params), MIN_REGION_BYTES);
+	double		bits_per_key,
+				steady;
+
+	if (tlbf_shared_format == TB_FORMAT_VERSION)
+		return fmax(4.0 * first_band_bytes(params), MIN_REGION_BYTES);
+	/* format 2: 4x its steady size, at least twice its first generation */
+	bits_per_key = (double) (params->k + params->l) * params->k / (params->l * log(2.0));
+	steady = bits_per_key * params->capacity / 8 +
+		(double) (params->k + params->l + 2) * sizeof(TlbfSlice) + sizeof(Tlbf);
+	return fmax(fmax(4 * steady, 2.0 * tlbf_first_generation_bytes(params)), MIN_REGION_BYTES);
 }
 
-/* The least region a filter of these parameters may have: two first bands. */
+/* The least region a filter of these parameters may have: its first generation, twice. */
 Size
 shared_value_min_region(const TlbfParams *params)
 {
-	return (Size) fmax(2.0 * first_band_bytes(params), MIN_REGION_BYTES);
+	double		first = tlbf_shared_format == TB_FORMAT_VERSION ?
+		first_band_bytes(params) : (double) tlbf_first_generation_bytes(params);
+
+	return (Size) fmax(2.0 * first, MIN_REGION_BYTES);
 }
 
 Size

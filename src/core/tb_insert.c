@@ -128,15 +128,18 @@ split_keys(const TbFilter *f, const TbSlot *slot, uint64_t nlines, TlbfTime at)
  * dropped unless dropping makes room.
  */
 static TlbfStatus
-start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g)
+start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g, bool drop_any)
 {
 	TbFilter   *f = *fp;
 	int			droppable = 0;
 	uint64_t	groups = tb_total_groups(f);
 
-	/* the oldest bands that may go, and whether their going makes room */
+	/*
+	 * The oldest bands that may go, and whether their going makes room
+	 * (with 'drop_any', those holding g too: its keys there are lost)
+	 */
 	while (droppable < f->nbands && !memory->keep_live &&
-		   tb_bands(f)[droppable].slot[tb_slot_of(f, g)].generation != g)
+		   (drop_any || tb_bands(f)[droppable].slot[tb_slot_of(f, g)].generation != g))
 		groups -= tb_bands(f)[droppable++].nlines;
 	if (tb_layout_bytes(f, (uint64_t) (f->nbands - droppable) + 1, groups + nlines) > memory->max_bytes)
 		return TLBF_OVER_LIMIT;
@@ -147,6 +150,27 @@ start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g)
 		tb_remove_band(f, 0);
 	}
 	return tb_add_band(fp, memory, nlines);
+}
+
+/*
+ * Strict, dropping allowed (a shared filter's 'on_full=drop'), when no band
+ * for a full piece fits: the oldest bands go, g's too (its keys there are
+ * lost, counted in 'truncated'), rather than the key, and the new band is
+ * at most what the cap holds alone.
+ */
+static TlbfStatus
+drop_for_band(TbFilter **fp, TlbfMemory *memory, uint64_t keys, int64_t g)
+{
+	TbFilter   *f = *fp;
+
+	while (keys > 1 && tb_layout_bytes(f, 1, tb_lines_for(f, keys)) > memory->max_bytes)
+		keys /= 2;
+	if (f->nbands == TB_MAX_BANDS)
+	{
+		f->truncated = tlbf_add_saturating(f->truncated, 1);
+		tb_remove_band(f, 0);
+	}
+	return start_band(fp, memory, tb_lines_for(f, keys), g, true);
 }
 
 /*
@@ -256,7 +280,7 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, bool strict, int *bandp, i
 			double		headroom = newest != NULL ? fmin(0.25, 3 / sqrt((double) keys)) : 0;
 			uint64_t	room = keys + (uint64_t) (keys * headroom);
 			TlbfStatus	status = f->nbands < TB_MAX_BANDS ?
-				start_band(fp, memory, tb_lines_for(f, room), g) : TLBF_OVER_LIMIT;
+				start_band(fp, memory, tb_lines_for(f, room), g, false) : TLBF_OVER_LIMIT;
 
 			f = *fp;
 			/* no room for it: the newest band takes the generation anyway */
@@ -292,7 +316,9 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, bool strict, int *bandp, i
 								   tb_total_groups(f) + tb_lines_for(f, keys)) > memory->max_bytes)
 				keys /= 2;
 			/* (b is not read past here: start_band may drop bands and move them) */
-			status = start_band(fp, memory, tb_lines_for(f, keys), g);
+			status = start_band(fp, memory, tb_lines_for(f, keys), g, false);
+			if (strict && status == TLBF_OVER_LIMIT && !memory->keep_live)
+				status = drop_for_band(fp, memory, keys, g);
 			if (status == TLBF_OK)
 			{
 				/* the generation goes on in a band for the rate since */
@@ -315,6 +341,13 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, bool strict, int *bandp, i
 					if (tb_bands(f)[i].slot[s].generation == g)
 						band = i;
 			}
+		}
+		else if (strict && !memory->keep_live &&
+				 drop_for_band(fp, memory, split_keys(f, &b->slot[s], b->nlines, at), g) == TLBF_OK)
+		{
+			f = *fp;
+			claim(f, s, g, at);
+			band = f->nbands - 1;
 		}
 		else if (strict)
 			return TLBF_OVER_LIMIT;

@@ -6,7 +6,8 @@
 # primary saved the filter and the standby replayed that save (and, since
 # issue 39, once the standby replayed its commit: 033_wal_recovery); a filter
 # dropped on the primary disappears from the standby; a new one appears.
-# A saved copy of format 3 is refused there by name.
+# A saved copy of format 3 is read there; one that carries an older value
+# is refused by name.
 use strict;
 use warnings;
 
@@ -72,6 +73,7 @@ is(on_standby('SELECT count(*) FROM tlbf_shared_list()'), '2', '... nor dropped'
 $primary->safe_psql('postgres', q{
 	SELECT tlbf_shared_add('replicated', 777777);
 	SELECT tlbf_shared_drop('dropped_later');
+	SET tlbf.shared_format = 3;
 	SELECT tlbf_shared_create('created_later', '1 hour');
 	SELECT tlbf_shared_add('created_later', 'new');
 });
@@ -88,14 +90,20 @@ is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 't',
 is(on_standby("SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('replicated', k)"),
 	'0', 'the old keys are still found on the standby');
 
-# A saved row that holds a value of format 3 (a superuser's doing: no
-# shared filter writes one yet) is refused on the standby, by the
-# function's name (0A000), never read as another layout.
+# 'created_later' is of format 3 (tlbf.shared_format): its saved copy is
+# read there as the others are.  One that carries an older value (a superuser's doing: no shared
+# filter writes one) is refused on the standby, by the function's name
+# (0A000), never read as another layout.
+is(on_standby("SELECT tlbf_info(tlbf_shared_get('created_later'))->'version'"), '3',
+	'a saved copy of format 3 is read on the standby');
 $primary->safe_psql('postgres', q{
-	UPDATE tlbf_shared_filters SET filter = tlbf_create_format3('1 hour') WHERE name = 'created_later'});
+	UPDATE tlbf_shared_filters
+	SET filter = tlbf_union(tlbf_create_format3('1 hour'),
+	                        tlbf_add(tlbf_create_format2('1 hour', 0.01, 1000), 'x'::text, now()))
+	WHERE name = 'created_later'});
 $primary->wait_for_catchup($standby);
 is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 'ERROR 0A000',
-	'a saved copy of format 3 is refused on the standby: ERROR 0A000');
+	'a saved copy that carries a value of format 2 is refused on the standby: ERROR 0A000');
 is(on_standby("SELECT tlbf_shared_contains('replicated', 777777)"), 't',
 	'... and the other filters answer as before');
 

@@ -1,0 +1,75 @@
+-- Shared filters of format 3 (tlbf.shared_format = 3, in development:
+-- issue 36, step 3).  Every shared function and the dedup trigger on one:
+-- keys found, the error rate within 1.1x of the target, a copy, last
+-- seen and the posterior; a full region refuses keys (53200) rather than
+-- put them in a full piece and raise the error rate; 'on_full=drop' drops
+-- the oldest bands instead, with a WARNING.  Runs after setup, on a server
+-- that preloads the library.
+SET tlbf.shared_format = 3;
+SELECT tlbf_shared_create('s3', '1 hour', 0.01, 10000);
+SELECT info->'version' AS version, info->'declared' AS declared,
+       (info->>'region_bytes')::int >= 65536 AS has_region
+FROM tlbf_shared_list() WHERE name = 's3';
+-- tlbf.shared_format only chooses what tlbf_shared_create makes
+RESET tlbf.shared_format;
+SELECT count(*) FILTER (WHERE tlbf_shared_add('s3', g)) AS added FROM generate_series(1, 5000) g;
+SELECT count(*) FILTER (WHERE tlbf_shared_add('s3', g)) AS added_again FROM generate_series(1, 5000) g;
+SELECT count(*) FILTER (WHERE g <= 5000 AND NOT tlbf_shared_contains('s3', g)) AS missed,
+       count(*) FILTER (WHERE g > 5000 AND tlbf_shared_contains('s3', g)) <= 220 AS error_rate_within_1_1x
+FROM generate_series(1, 25000) g;
+-- a copy (tlbf_shared_get) answers alike; last seen and the posterior
+SELECT tlbf_info(f)->'version' AS copy_version,
+       (SELECT count(*) FROM generate_series(1, 5000) g WHERE NOT tlbf_contains(f, g)) AS copy_missed
+FROM (SELECT tlbf_shared_get('s3') AS f) s;
+SELECT upper(tlbf_shared_last_seen('s3', 42)) <= now() AS last_seen_known,
+       tlbf_shared_last_seen('s3', 4242424) IS NULL AS not_added_null,
+       tlbf_shared_probability('s3', 42, now(), '1 hour', 0.5) > 0.9 AS probable,
+       tlbf_shared_probability('s3', 4242424, now(), '1 hour', 0.5) AS absent_zero;
+-- tlbf_shared_rebuild and the trigger
+SELECT tlbf_shared_rebuild('s3', 'SELECT g, now() FROM generate_series(5001, 6000) g') AS rebuilt;
+CREATE TABLE events3 (k int);
+CREATE TRIGGER dedup BEFORE INSERT ON events3
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('s3', 'k');
+INSERT INTO events3 SELECT g FROM generate_series(5501, 6500) g;
+SELECT count(*) AS stored, min(k) AS first_new FROM events3;
+
+-- A region of 64 kB for 1,000 keys, given 200,000 in batches: the
+-- default trigger refuses a batch with 53200 once no band fits, every key
+-- it took is still found and nothing was dropped.
+SET tlbf.shared_format = 3;
+SELECT tlbf_shared_create('cramped3', '1 hour', 0.01, 1000, 65536);
+SELECT tlbf_shared_create('loose3', '1 hour', 0.01, 1000, 65536);
+RESET tlbf.shared_format;
+CREATE TABLE cramped3 (k int);
+CREATE TRIGGER dedup BEFORE INSERT ON cramped3
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('cramped3', 'k');
+CREATE TABLE outcomes3 (batch int, outcome text);
+SELECT format('INSERT INTO outcomes3 VALUES (%s, outcome(%L))', b,
+              format('INSERT INTO cramped3 SELECT g FROM generate_series(%s, %s) g',
+                     b * 10000 + 1, (b + 1) * 10000))
+FROM generate_series(0, 19) b \gexec
+SELECT count(*) FILTER (WHERE outcome LIKE '53200:%') > 0 AS some_refused,
+       count(*) FILTER (WHERE outcome NOT LIKE '53200:%' AND outcome <> 'ok') AS other_errors
+FROM outcomes3;
+SELECT count(*) FILTER (WHERE NOT tlbf_shared_contains('cramped3', k)) AS stored_missed FROM cramped3;
+SELECT info->>'truncated' AS truncated FROM tlbf_shared_list() WHERE name = 'cramped3';
+SELECT refused_full > 0 AS counted_refusals FROM tlbf_shared_stats() WHERE name = 'cramped3';
+-- ... and with 'on_full=drop' every batch goes in, the oldest bands
+-- dropped (a WARNING each time, counted in truncated)
+CREATE TABLE loose3 (k int);
+CREATE TRIGGER dedup BEFORE INSERT ON loose3
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('on_full=drop', 'loose3', 'k');
+SET client_min_messages = error;
+SELECT format('INSERT INTO outcomes3 VALUES (%s, outcome(%L))', 100 + b,
+              format('INSERT INTO loose3 SELECT g FROM generate_series(%s, %s) g',
+                     b * 10000 + 1, (b + 1) * 10000))
+FROM generate_series(0, 19) b \gexec
+RESET client_min_messages;
+SELECT count(*) FILTER (WHERE outcome <> 'ok') AS drop_errors FROM outcomes3 WHERE batch >= 100;
+SELECT (info->>'truncated')::int > 0 AS dropped_counted FROM tlbf_shared_list() WHERE name = 'loose3';
+-- the newest keys are there
+SELECT count(*) FILTER (WHERE NOT tlbf_shared_contains('loose3', g)) AS newest_missed
+FROM generate_series(199001, 200000) g;
+
+DROP TABLE events3, cramped3, loose3, outcomes3;
+SELECT tlbf_shared_drop(name) FROM tlbf_shared_list() WHERE name IN ('s3', 'cramped3', 'loose3');
