@@ -46,6 +46,9 @@ validate_header(const TbFilter *f, TlbfProblem *problem)
 		return fail(problem, "Bits per key are out of range");
 	if (f->nbands > TB_MAX_BANDS)
 		return fail(problem, "Too many bands");
+	/* (a union takes the seed of a filter that took keys: see validate.c) */
+	if (f->nbands != 0 && f->inserted == 0)
+		return fail(problem, "Bands without insertions");
 	if (f->span < f->generations || f->span > TLBF_MAX_SPAN)
 		return fail(problem, "Span is out of range");
 	if (f->length != (f->span + f->generations - 1) / f->generations)

@@ -69,7 +69,11 @@ validate_header(const Tlbf *f, TlbfProblem *problem)
 		return fail(problem, "Generation start time is out of order");
 	if (f->gen_left > f->gen_size || f->gen_size > TLBF_MAX_GEN_SIZE)
 		return fail(problem, "Generation counters are inconsistent");
-	if (f->nslices != 0 && (f->newest == TLBF_NEVER || f->gen_size == 0))
+	/*
+	 * (inserted 0 with slices: a union would take another filter's seed
+	 * for them, its seed "not mattering", and miss what their bits hold)
+	 */
+	if (f->nslices != 0 && (f->newest == TLBF_NEVER || f->gen_size == 0 || f->inserted == 0))
 		return fail(problem, "Slices without insertions");
 	if (f->nslices != 0 && f->gen_started == TLBF_NEVER)
 		return fail(problem, "Slices without a generation start time");

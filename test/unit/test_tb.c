@@ -973,6 +973,13 @@ test_damage(void **state)
 	}
 	for (size_t len = 0; len < size; len += 7)
 		assert_false(tb_validate(t.f, len, &problem));
+	/* bands that took no insertion (a union would take another's seed for them) */
+	memcpy(copy, t.f, size);
+	((TbFilter *) copy)->inserted = 0;
+	for (int b = 0; b < ((TbFilter *) copy)->nbands; b++)
+		for (int s = 0; s < TB_MAX_SLOTS; s++)
+			tb_bands((TbFilter *) copy)[b].slot[s].bits = 0;
+	assert_false(tb_validate(copy, size, &problem));
 
 	/*
 	 * TB_CARRIES: the value goes on past its bands (the glue checks the

@@ -109,6 +109,8 @@ test_rejects_bad_fields(void **state)
 	EXPECT_REJECTED(f->target_gen = NAN);
 	EXPECT_REJECTED(f->target_gen = 0.0);
 	EXPECT_REJECTED(f->target_gen = 1e300);
+	/* slices that took no insertion (a union would take another's seed for them) */
+	EXPECT_REJECTED(f->inserted = 0; for (uint32_t i = 0; i < f->nslices; i++) s[i].bits_set = 0);
 	EXPECT_REJECTED(f->nslices += 1);
 	EXPECT_REJECTED(f->nslices -= 1);
 	EXPECT_REJECTED(f->nslices = UINT32_MAX);
