@@ -144,6 +144,35 @@ tlbf_params_check_value(TlbfParams *params)
 }
 
 /*
+ * Check a filter of format 3's parameters as tlbf_params_check checks
+ * format 2's (filling in the default generations).
+ */
+void
+tlbf_format3_check(struct TbParams *params)
+{
+	TlbfProblem problem;
+
+	if (!tb_check_params(params, &problem))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid tlbf parameters: %s", problem.message),
+				 problem.hint ? errhint("%s", problem.hint) : 0));
+}
+
+/* The bytes of a checked filter of format 3 with its first generation's band. */
+Size
+tlbf_format3_first_band(const struct TbParams *params)
+{
+	TbFilter   *header = palloc(tb_lines_offset(0));
+	Size		bytes;
+
+	tb_init(header, params);
+	bytes = tb_layout_bytes(header, 1, tb_lines_for(header, params->capacity / params->generations + 1));
+	pfree(header);
+	return bytes;
+}
+
+/*
  * The parameters of a filter of format 3 (tlbf_create_format3,
  * tlbf_agg_format3), checked as those of format 2 are: by its core, and its
  * first band under tlbf.max_filter_bytes.  The seed is the default one, as
@@ -153,8 +182,6 @@ void
 tlbf_format3_params(TbParams *params, const Interval *span, double error_rate,
 					int64 capacity, bool declared)
 {
-	TlbfProblem problem;
-	TbFilter   *header;
 	Size		first_band;
 
 	params->span = tlbf_interval_usecs(span, "span");
@@ -164,23 +191,11 @@ tlbf_format3_params(TbParams *params, const Interval *span, double error_rate,
 	params->generations = 0;
 	params->seed = TLBF_DEFAULT_SEED;
 	if (!declared && params->capacity == 0)
-	{
-		problem.message = "capacity must be positive";
-		problem.hint = NULL;
-	}
-	else if (tb_check_params(params, &problem))
-		problem.message = NULL;
-	if (problem.message != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
-
-	header = palloc(tb_lines_offset(0));
-	tb_init(header, params);
-	first_band = tb_layout_bytes(header, 1,
-								 tb_lines_for(header, params->capacity / params->generations + 1));
-	pfree(header);
+				 errmsg("invalid tlbf parameters: %s", "capacity must be positive")));
+	tlbf_format3_check(params);
+	first_band = tlbf_format3_first_band(params);
 	if (first_band > tlbf_filter_bytes_cap())
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -19,5 +19,7 @@ extern void tlbf_params_check(TlbfParams *params);
 extern void tlbf_params_check_value(TlbfParams *params);
 extern void tlbf_format3_params(struct TbParams *params, const Interval *span,
 								double error_rate, int64 capacity, bool declared);
+extern void tlbf_format3_check(struct TbParams *params);
+extern Size tlbf_format3_first_band(const struct TbParams *params);
 
 #endif							/* TLBF_FILTER_PARAMS_H */

@@ -18,6 +18,7 @@
  */
 #include "shared_value.h"
 #include "filter_args.h"
+#include "filter_params.h"
 #include "info.h"
 #include "inference.h"
 #include "settings.h"
@@ -29,7 +30,7 @@
 /* The least region a filter gets, whatever its parameters. */
 #define MIN_REGION_BYTES	(64 * 1024)
 
-bool
+static bool
 shared_value_is_format3(const Tlbf *f)
 {
 	return f->version == TB_FORMAT_VERSION;
@@ -41,8 +42,6 @@ shared_value_is_format3(const Tlbf *f)
 static void
 format3_params(const TlbfParams *params, TbParams *out)
 {
-	TlbfProblem problem;
-
 	out->span = params->span;
 	out->error_rate = params->error_rate;
 	out->capacity = params->capacity;
@@ -57,11 +56,7 @@ format3_params(const TlbfParams *params, TbParams *out)
 	out->declared = true;
 	out->generations = 0;
 	out->seed = TLBF_DEFAULT_SEED;
-	if (!tb_check_params(out, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
+	tlbf_format3_check(out);
 }
 
 Size
@@ -87,23 +82,22 @@ shared_value_init(Tlbf *buffer, const TlbfParams *params)
 	SET_VARSIZE(buffer, tb_size((TbFilter *) buffer));
 }
 
-/* The bytes of the first generation's band: what the capacity needs. */
+/*
+ * The bytes of the first generation's band: what the capacity needs (past
+ * the largest band the lines stop growing: what it would need).
+ */
 static double
 first_band_bytes(const TlbfParams *params)
 {
 	TbParams	p;
 	TbFilter   *header = palloc(tb_lines_offset(0));
-	double		bytes;
+	double		beyond;
 
 	format3_params(params, &p);
 	tb_init(header, &p);
-	bytes = (double) tb_layout_bytes(header, 1,
-									 tb_lines_for(header, p.capacity / p.generations + 1));
-	/* (past the largest band the lines stop growing: what it would need) */
-	bytes = fmax(bytes, (double) p.capacity / p.generations * header->bits_per_key *
-				 tb_slots(header) / 8);
+	beyond = (double) p.capacity / p.generations * header->bits_per_key * tb_slots(header) / 8;
 	pfree(header);
-	return bytes;
+	return fmax((double) tlbf_format3_first_band(&p), beyond);
 }
 
 /*

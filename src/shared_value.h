@@ -19,7 +19,6 @@ extern Size shared_value_header_bytes(void);
 extern double shared_value_region_for(const TlbfParams *params);
 extern Size shared_value_min_region(const TlbfParams *params);
 
-extern bool shared_value_is_format3(const Tlbf *f);
 extern Size shared_value_size(const Tlbf *f);
 extern void shared_value_set_length(Tlbf *f);
 extern bool shared_value_validate(const void *buffer, Size len, TlbfProblem *problem);

@@ -153,9 +153,9 @@ tlbf_carried_retirable(const Tlbf *frozen, TlbfTime at)
  * generation's band fits in the largest value (not tlbf.max_filter_bytes:
  * a setting may make an IMMUTABLE function fail, never change what it
  * returns; past the setting, the first tlbf_add fails as a growing value
- * does).  The bands record no kind
- * of key: the first key tlbf_add gives them takes the carried value's
- * (scalar_functions.c), and each part hashes a key its own way.
+ * does).  The bands record no kind of key: the first key tlbf_add gives
+ * them takes the carried value's (scalar_functions.c), and each part
+ * hashes a key its own way.
  */
 TbFilter *
 tlbf_format3_carrying(const Tlbf *old)
