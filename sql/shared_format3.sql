@@ -1,32 +1,45 @@
--- Shared filters of format 3 (tlbf.shared_format = 3, in development:
--- issue 36, step 3).  Every shared function and the dedup trigger on one:
--- keys found, the error rate within 1.1x of the target, a copy, last
--- seen and the posterior; a full region refuses keys (53200) rather than
--- put them in a full piece and raise the error rate; 'on_full=drop' drops
--- the oldest bands instead, with a WARNING.  Runs after setup, on a server
--- that preloads the library.
-SET tlbf.shared_format = 3;
+-- Shared filters of both formats (issue 36, step 3).  Format 3 is the
+-- default since 1.5 (tlbf.shared_format = 3); format 2 stays for filters
+-- made before it, or under tlbf.shared_format = 2.  Every shared function
+-- and the dedup trigger on one of each: keys found, the error rate within
+-- 1.1x of the target, a copy, last seen and the posterior; a full region
+-- of format 3 refuses keys (53200) rather than put them in a full piece
+-- and raise the error rate; 'on_full=drop' drops the oldest bands
+-- instead, with a WARNING.  Runs after setup, on a server that preloads
+-- the library.
+SHOW tlbf.shared_format;
 SELECT tlbf_shared_create('s3', '1 hour', 0.01, 10000);
-SELECT info->'version' AS version, info->'declared' AS declared,
+SET tlbf.shared_format = 2;
+SELECT tlbf_shared_create('s2', '1 hour', 0.01, 10000);
+SELECT name, info->'version' AS version, info->'declared' AS declared,
        (info->>'region_bytes')::int >= 65536 AS has_region
-FROM tlbf_shared_list() WHERE name = 's3';
+FROM tlbf_shared_list() WHERE name IN ('s2', 's3') ORDER BY name;
 -- tlbf.shared_format only chooses what tlbf_shared_create makes
 RESET tlbf.shared_format;
-SELECT count(*) FILTER (WHERE tlbf_shared_add('s3', g)) AS added FROM generate_series(1, 5000) g;
-SELECT count(*) FILTER (WHERE tlbf_shared_add('s3', g)) AS added_again FROM generate_series(1, 5000) g;
-SELECT count(*) FILTER (WHERE g <= 5000 AND NOT tlbf_shared_contains('s3', g)) AS missed,
-       count(*) FILTER (WHERE g > 5000 AND tlbf_shared_contains('s3', g)) <= 220 AS error_rate_within_1_1x
-FROM generate_series(1, 25000) g;
+SELECT n, count(*) FILTER (WHERE tlbf_shared_add(n, g)) AS added
+FROM unnest(ARRAY['s2', 's3']) n, generate_series(1, 5000) g GROUP BY n ORDER BY n;
+SELECT n, count(*) FILTER (WHERE tlbf_shared_add(n, g)) AS added_again
+FROM unnest(ARRAY['s2', 's3']) n, generate_series(1, 5000) g GROUP BY n ORDER BY n;
+SELECT n, count(*) FILTER (WHERE g <= 5000 AND NOT tlbf_shared_contains(n, g)) AS missed,
+       count(*) FILTER (WHERE g > 5000 AND tlbf_shared_contains(n, g)) <= 220 AS error_rate_within_1_1x
+FROM unnest(ARRAY['s2', 's3']) n, generate_series(1, 25000) g GROUP BY n ORDER BY n;
 -- a copy (tlbf_shared_get) answers alike; last seen and the posterior
-SELECT tlbf_info(f)->'version' AS copy_version,
+SELECT n, tlbf_info(f)->'version' AS copy_version,
        (SELECT count(*) FROM generate_series(1, 5000) g WHERE NOT tlbf_contains(f, g)) AS copy_missed
-FROM (SELECT tlbf_shared_get('s3') AS f) s;
-SELECT upper(tlbf_shared_last_seen('s3', 42)) <= now() AS last_seen_known,
-       tlbf_shared_last_seen('s3', 4242424) IS NULL AS not_added_null,
-       tlbf_shared_probability('s3', 42, now(), '1 hour', 0.5) > 0.9 AS probable,
-       tlbf_shared_probability('s3', 4242424, now(), '1 hour', 0.5) AS absent_zero;
+FROM unnest(ARRAY['s2', 's3']) n, LATERAL (SELECT tlbf_shared_get(n) AS f) s ORDER BY n;
+SELECT n, upper(tlbf_shared_last_seen(n, 42)) <= now() AS last_seen_known,
+       tlbf_shared_last_seen(n, 4242424) IS NULL AS not_added_null,
+       tlbf_shared_probability(n, 42, now(), '1 hour', 0.5) > 0.9 AS probable,
+       tlbf_shared_probability(n, 4242424, now(), '1 hour', 0.5) AS absent_zero
+FROM unnest(ARRAY['s2', 's3']) n ORDER BY n;
 -- tlbf_shared_rebuild and the trigger
-SELECT tlbf_shared_rebuild('s3', 'SELECT g, now() FROM generate_series(5001, 6000) g') AS rebuilt;
+SELECT n, tlbf_shared_rebuild(n, 'SELECT g, now() FROM generate_series(5001, 6000) g') AS rebuilt
+FROM unnest(ARRAY['s2', 's3']) n ORDER BY n;
+CREATE TABLE events2 (k int);
+CREATE TRIGGER dedup BEFORE INSERT ON events2
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('s2', 'k');
+INSERT INTO events2 SELECT g FROM generate_series(5501, 6500) g;
+SELECT count(*) AS stored, min(k) AS first_new FROM events2;
 CREATE TABLE events3 (k int);
 CREATE TRIGGER dedup BEFORE INSERT ON events3
     FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('s3', 'k');
@@ -36,10 +49,8 @@ SELECT count(*) AS stored, min(k) AS first_new FROM events3;
 -- A region of 64 kB for 1,000 keys, given 200,000 in batches: the
 -- default trigger refuses a batch with 53200 once no band fits, every key
 -- it took is still found and nothing was dropped.
-SET tlbf.shared_format = 3;
 SELECT tlbf_shared_create('cramped3', '1 hour', 0.01, 1000, 65536);
 SELECT tlbf_shared_create('loose3', '1 hour', 0.01, 1000, 65536);
-RESET tlbf.shared_format;
 CREATE TABLE cramped3 (k int);
 CREATE TRIGGER dedup BEFORE INSERT ON cramped3
     FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('cramped3', 'k');
@@ -71,5 +82,5 @@ SELECT (info->>'truncated')::int > 0 AS dropped_counted FROM tlbf_shared_list() 
 SELECT count(*) FILTER (WHERE NOT tlbf_shared_contains('loose3', g)) AS newest_missed
 FROM generate_series(199001, 200000) g;
 
-DROP TABLE events3, cramped3, loose3, outcomes3;
-SELECT tlbf_shared_drop(name) FROM tlbf_shared_list() WHERE name IN ('s3', 'cramped3', 'loose3');
+DROP TABLE events2, events3, cramped3, loose3, outcomes3;
+SELECT tlbf_shared_drop(name) FROM tlbf_shared_list() WHERE name IN ('s2', 's3', 'cramped3', 'loose3');

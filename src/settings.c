@@ -47,8 +47,8 @@ bool		tlbf_maintenance_to_format3 = true;
  */
 int			tlbf_agg_bucketed_band = 32768;
 
-/* The format tlbf_shared_create makes: 2, or 3 (in development). */
-int			tlbf_shared_format = 2;
+/* The format tlbf_shared_create makes: 3, or 2 (as before 1.5). */
+int			tlbf_shared_format = 3;
 
 /* Seconds between two saves of the shared filters that changed. */
 int			tlbf_snapshot_interval = 30;
@@ -161,10 +161,10 @@ tlbf_define_settings(void)
 							GUC_UNIT_KB | GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.shared_format",
-							"The format of the filters tlbf_shared_create makes: 2, or 3 (in development).",
+							"The format of the filters tlbf_shared_create makes: 3, or 2.",
 							"Filters already made keep their format.",
 							&tlbf_shared_format,
-							2,
+							3,
 							2,
 							3,
 							PGC_USERSET,

@@ -49,9 +49,7 @@ format3_params(const TlbfParams *params, TbParams *out)
 	 * Declared: every generation is sized for its share of the capacity,
 	 * not for the rate of the one before.  A dedup trigger adds a key once
 	 * a span, so after a burst (every key new at once) the rate would size
-	 * each next generation for the whole capacity.  (Still, under
-	 * test/t/023_dedup_load.pl's bursts a region of four first bands
-	 * filled: why format 3 is not yet the default.)
+	 * each next generation for the whole capacity.
 	 */
 	out->declared = true;
 	out->generations = 0;
@@ -101,10 +99,15 @@ first_band_bytes(const TlbfParams *params)
 }
 
 /*
- * The bytes a filter with these parameters gets: 4x its first band (a
- * burst takes up to four times a generation's bits, and a band of another
- * size lives beside the old one for a span).  A double, so that a size
- * far beyond the pool can be reported as it is.
+ * The bytes a filter with these parameters gets.  Format 3: 5x its first
+ * band.  A band holds every slot, so a generation that takes r times its
+ * share (a dedup trigger's keys that came in one burst expire together and
+ * come back in one generation; a stream r times faster than the capacity)
+ * needs a band of r first bands beside the first one until the first
+ * one's generations leave the span: 5x keeps bursts and overloads up to 4x
+ * the capacity, where format 2's region of 4x its steady size does (20% more
+ * bytes than format 2's; test_dedup_pattern, docs/operating.md).  A double,
+ * so that a size far beyond the pool can be reported as it is.
  */
 double
 shared_value_region_for(const TlbfParams *params)
@@ -113,7 +116,7 @@ shared_value_region_for(const TlbfParams *params)
 				steady;
 
 	if (tlbf_shared_format == TB_FORMAT_VERSION)
-		return fmax(4.0 * first_band_bytes(params), MIN_REGION_BYTES);
+		return fmax(5.0 * first_band_bytes(params), MIN_REGION_BYTES);
 	/* format 2: 4x its steady size, at least twice its first generation */
 	bits_per_key = (double) (params->k + params->l) * params->k / (params->l * log(2.0));
 	steady = bits_per_key * params->capacity / 8 +
@@ -281,9 +284,15 @@ shared_value_retire(Tlbf *f, TlbfTime at)
 {
 	if (shared_value_is_format3(f))
 	{
-		if (!tb_retirable(V3(f), at))
+		/*
+		 * A filter left with no generation shrinks to its header, as one of
+		 * format 2 keeps no slice: its saves and images are small again
+		 * (its capacity, declared, sizes the next band).
+		 */
+		if (!tb_retirable(V3(f), at) && !tb_releasable(V3(f)))
 			return false;
 		(void) tb_retire((TbFilter *) f, at);
+		(void) tb_release((TbFilter *) f);
 		SET_VARSIZE(f, tb_size(V3(f)));
 		return true;
 	}

@@ -153,6 +153,28 @@ start_band(TbFilter **fp, TlbfMemory *memory, uint64_t nlines, int64_t g, bool d
 }
 
 /*
+ * Groups a new band could have beside the others under memory->max_bytes,
+ * rounded down as tb_lines_for rounds up (m * 2^j, m in 32 .. 63), so that
+ * it can fold; 0 if none.
+ */
+static uint64_t
+room_lines(const TbFilter *f, const TlbfMemory *memory)
+{
+	size_t		used = tb_layout_bytes(f, (uint64_t) f->nbands + 1, tb_total_groups(f));
+	uint64_t	n,
+				unit = 1;
+
+	if (used >= memory->max_bytes)
+		return 0;
+	n = (memory->max_bytes - used) / (tb_group_words(f) * sizeof(uint64_t));
+	if (n > TB_MAX_GROUP_LINES)
+		n = TB_MAX_GROUP_LINES;
+	while (n >= 64 * unit)
+		unit *= 2;
+	return n / unit * unit;
+}
+
+/*
  * Strict, dropping allowed (a shared filter's 'on_full=drop'), when no band
  * for a full piece fits: the oldest bands go, g's too (its keys there are
  * lost, counted in 'truncated'), rather than the key, and the new band is
@@ -303,20 +325,25 @@ place(TbFilter **fp, TlbfMemory *memory, TlbfTime at, bool strict, int *bandp, i
 		else if (f->nbands < TB_MAX_BANDS)
 		{
 			uint64_t	keys = split_keys(f, &b->slot[s], b->nlines, at);
-			uint64_t	least = 2 * tb_capacity_of(f, b->nlines);
+			uint64_t	nlines = tb_lines_for(f, keys);
 			TlbfStatus	status;
 
 			/*
-			 * strict: a smaller band that fits beside the others, down to
-			 * twice the piece, rather than none (or than dropping older
-			 * bands for a large one)
+			 * strict: the largest band that fits beside the others, down
+			 * to an eighth of the full one, rather than none (or than
+			 * dropping older bands for a large one).  A dedup trigger's
+			 * keys come back together a span after they came: the
+			 * generation they land in needs several times its share.
 			 */
-			while (strict && keys / 2 >= least &&
-				   tb_layout_bytes(f, (uint64_t) f->nbands + 1,
-								   tb_total_groups(f) + tb_lines_for(f, keys)) > memory->max_bytes)
-				keys /= 2;
+			if (strict)
+			{
+				uint64_t	room = room_lines(f, memory);
+
+				if (room < nlines && room >= (b->nlines + 7) / 8)
+					nlines = room;
+			}
 			/* (b is not read past here: start_band may drop bands and move them) */
-			status = start_band(fp, memory, tb_lines_for(f, keys), g, false);
+			status = start_band(fp, memory, nlines, g, false);
 			if (strict && status == TLBF_OVER_LIMIT && !memory->keep_live)
 				status = drop_for_band(fp, memory, keys, g);
 			if (status == TLBF_OK)

@@ -83,7 +83,8 @@ $node->safe_psql('postgres', q{
 	WHERE tlbf_shared_add('fading', k, now() - interval '10 minutes' + k * interval '1 ms');
 });
 ok($node->poll_query_until('postgres',
-		"SELECT (info->>'slice_count')::int = 0 FROM tlbf_shared_list() WHERE name = 'fading'"),
+		"SELECT coalesce(info->>'slice_count', info->>'band_count')::int = 0 AND (info->>'inserted')::int = 2000
+		 FROM tlbf_shared_list() WHERE name = 'fading'"),
 	'the worker retires expired slices of shared filters');
 
 # Shared memory full: a clear error, and the other filters keep working.

@@ -73,7 +73,7 @@ is(on_standby('SELECT count(*) FROM tlbf_shared_list()'), '2', '... nor dropped'
 $primary->safe_psql('postgres', q{
 	SELECT tlbf_shared_add('replicated', 777777);
 	SELECT tlbf_shared_drop('dropped_later');
-	SET tlbf.shared_format = 3;
+	SET tlbf.shared_format = 2;
 	SELECT tlbf_shared_create('created_later', '1 hour');
 	SELECT tlbf_shared_add('created_later', 'new');
 });
@@ -90,12 +90,15 @@ is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 't',
 is(on_standby("SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('replicated', k)"),
 	'0', 'the old keys are still found on the standby');
 
-# 'created_later' is of format 3 (tlbf.shared_format): its saved copy is
-# read there as the others are.  One that carries an older value (a superuser's doing: no shared
+# 'created_later' is of format 2 (tlbf.shared_format), as a filter made
+# before 1.5 is, the others of format 3 (the default): each saved copy is
+# read there.  One that carries an older value (a superuser's doing: no shared
 # filter writes one) is refused on the standby, by the function's name
 # (0A000), never read as another layout.
-is(on_standby("SELECT tlbf_info(tlbf_shared_get('created_later'))->'version'"), '3',
-	'a saved copy of format 3 is read on the standby');
+is(on_standby("SELECT tlbf_info(tlbf_shared_get('created_later'))->'version'"), '2',
+	'a saved copy of format 2 is read on the standby');
+is(on_standby("SELECT tlbf_info(tlbf_shared_get('replicated'))->'version'"), '3',
+	'... and one of format 3');
 $primary->safe_psql('postgres', q{
 	UPDATE tlbf_shared_filters
 	SET filter = tlbf_union(tlbf_create_format3('1 hour'),
