@@ -113,6 +113,13 @@ static List *pending = NIL;		/* in TopMemoryContext */
 static shmem_request_hook_type previous_request_hook = NULL;
 static shmem_startup_hook_type previous_startup_hook = NULL;
 
+/*
+ * Regions start on a 64-byte boundary: a filter of format 3 keeps each
+ * key's group within one cache line counted from the value's start, which
+ * is one line of memory only if the value's start is on one too.
+ */
+#define REGION_ALIGN 64
+
 static Size
 directory_bytes(void)
 {
@@ -123,7 +130,7 @@ directory_bytes(void)
 Size
 tlbf_directory_pool_bytes(void)
 {
-	return TYPEALIGN(sizeof(uint64), (Size) tlbf_shared_memory);
+	return TYPEALIGN(REGION_ALIGN, (Size) tlbf_shared_memory);
 }
 
 /*
@@ -134,7 +141,7 @@ tlbf_directory_pool_bytes(void)
 Size
 tlbf_directory_max_region(void)
 {
-	return Min(tlbf_directory_pool_bytes(), MaxAllocSize);
+	return TYPEALIGN_DOWN(REGION_ALIGN, Min(tlbf_directory_pool_bytes(), MaxAllocSize));
 }
 
 static LWLock *
@@ -155,7 +162,7 @@ request_shared_memory(void)
 	if (previous_request_hook)
 		previous_request_hook();
 	RequestAddinShmemSpace(add_size(directory_bytes(),
-									tlbf_directory_pool_bytes() + sizeof(uint64)));
+									tlbf_directory_pool_bytes() + REGION_ALIGN));
 	RequestNamedLWLockTranche("tlbf", tlbf_max_shared_filters + 1);
 }
 
@@ -169,11 +176,11 @@ start_shared_memory(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	directory = ShmemInitStruct("tlbf shared filters",
 								add_size(directory_bytes(),
-										 tlbf_directory_pool_bytes() + sizeof(uint64)),
+										 tlbf_directory_pool_bytes() + REGION_ALIGN),
 								&found);
 	if (!found)
 		memset(directory, 0, directory_bytes());
-	pool = (char *) TYPEALIGN(sizeof(uint64), (char *) directory + directory_bytes());
+	pool = (char *) TYPEALIGN(REGION_ALIGN, (char *) directory + directory_bytes());
 	locks = GetNamedLWLockTranche("tlbf");
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -374,6 +381,7 @@ lock_slot(int slot, LWLockMode mode, SharedFilterRef *ref)
 	ref->slot = slot;
 	ref->mode = mode;
 	ref->filter = (Tlbf *) (pool + directory->slots[slot].offset);
+	Assert((uintptr_t) ref->filter % REGION_ALIGN == 0);
 }
 
 /*
@@ -689,7 +697,7 @@ tlbf_directory_create(const char *name, const Tlbf *initial, Size region,
 
 	tlbf_directory_require();
 	change = new_pending_change();
-	region = TYPEALIGN(sizeof(uint64), region);
+	region = TYPEALIGN(REGION_ALIGN, region);
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
 	settle_prepared_drops();
 	if (find_visible(name) >= 0)
@@ -987,7 +995,7 @@ tlbf_directory_install(const char *name, const Tlbf *filter, Size region,
 	int64		offset = -1;
 
 	tlbf_directory_require();
-	region = TYPEALIGN(sizeof(uint64), region);
+	region = TYPEALIGN(REGION_ALIGN, region);
 	LWLockAcquire(directory_lock(), LW_EXCLUSIVE);
 	settle_prepared_drops();
 	if (directory->drops != drops_seen)
