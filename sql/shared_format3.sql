@@ -46,6 +46,68 @@ CREATE TRIGGER dedup BEFORE INSERT ON events3
 INSERT INTO events3 SELECT g FROM generate_series(5501, 6500) g;
 SELECT count(*) AS stored, min(k) AS first_new FROM events3;
 
+-- A filter of format 2 moves to format 3 on its own: the pass that
+-- retires expired keys (the launcher's, every tlbf.naptime; here one by
+-- hand) makes it a carrier in its region, its keys answered as before,
+-- new keys going to the bands; the carried value goes once its keys have
+-- expired (a key at a later time moves the filter's newest time past them).
+SET tlbf.shared_format = 2;
+SELECT tlbf_shared_create('mover', '1 hour', 0.01, 10000, 1024 * 1024);
+RESET tlbf.shared_format;
+SELECT count(*) FILTER (WHERE g <= 2000 AND tlbf_shared_add('mover', g, now() - interval '30 minutes')) AS added_earlier,
+       count(*) FILTER (WHERE g > 2000 AND tlbf_shared_add('mover', g)) AS added_now
+FROM generate_series(1, 4000) g;
+SELECT tlbf_shared_rebuild('mover', 'SELECT g, now() FROM generate_series(4001, 5000) g') AS rebuilt;
+SELECT count(*) FILTER (WHERE tlbf_shared_contains('mover', g)) AS fp_before FROM generate_series(100001, 120000) g \gset
+SELECT tlbf_last_seen(tlbf_shared_get('mover'), 42) AS seen_42_before,
+       round(tlbf_shared_probability('mover', 4242, now(), '1 hour', 0.5)::numeric, 6) AS p_4242_before \gset
+SELECT count(*) >= 0 AS pass_ran FROM tlbf_maintenance_run();
+SELECT info->'version' AS version, info->'carries'->'version' AS carries,
+       info->'carries'->'key_kinds' AS carried_kinds, info->'seed' = info->'carries'->'seed' AS same_seed
+FROM tlbf_shared_list() WHERE name = 'mover';
+-- the same answers: every key, the same false positives among 20,000
+-- never added or more (the bands are empty), last seen and the posterior
+SELECT count(*) FILTER (WHERE g <= 5000 AND NOT tlbf_shared_contains('mover', g)) AS missed,
+       count(*) FILTER (WHERE g > 100000 AND tlbf_shared_contains('mover', g)) >= :fp_before AS fp_kept
+FROM generate_series(1, 120000) g WHERE g <= 5000 OR g > 100000;
+SELECT tlbf_shared_last_seen('mover', 42) = :'seen_42_before' AS last_seen_same,
+       round(tlbf_shared_probability('mover', 4242, now(), '1 hour', 0.5)::numeric, 6) >= :p_4242_before AS posterior_kept;
+-- new keys go to the bands; known keys are still refused by the trigger
+SELECT count(*) FILTER (WHERE tlbf_shared_add('mover', g)) AS added_after FROM generate_series(4501, 7000) g;
+CREATE TABLE moved (k int);
+CREATE TRIGGER dedup BEFORE INSERT ON moved
+    FOR EACH ROW EXECUTE FUNCTION tlbf_reject_recent('mover', 'k');
+INSERT INTO moved SELECT g FROM generate_series(6501, 8000) g;
+SELECT count(*) AS stored, min(k) AS first_stored FROM moved;
+SELECT count(*) FILTER (WHERE NOT tlbf_shared_contains('mover', g)) AS missed_after
+FROM generate_series(1, 8000) g;
+-- a copy is a valid value of format 3 carrying the old one, answering alike
+SELECT tlbf_format(f) AS copy_format, tlbf_info(f)->'carries'->'version' AS copy_carries,
+       (SELECT count(*) FROM generate_series(1, 8000) g WHERE NOT tlbf_contains(f, g)) AS copy_missed
+FROM (SELECT tlbf_shared_get('mover') AS f) s;
+-- a later pass keeps it while its keys are live; a key 2 hours ahead
+-- makes them expire, and the next pass drops the carried value
+SELECT count(*) >= 0 AS pass_ran FROM tlbf_maintenance_run();
+SELECT info->'carries'->'version' AS still_carries, info->'key_kinds' AS kinds
+FROM tlbf_shared_list() WHERE name = 'mover';
+SET tlbf.max_future = '3h';
+SELECT tlbf_shared_add('mover', 99999, now() + interval '2 hours') AS added_ahead;
+-- (a copy folds the keys of committed transactions in first)
+SELECT tlbf_shared_get('mover') IS NOT NULL AS folded;
+RESET tlbf.max_future;
+SELECT count(*) >= 0 AS pass_ran FROM tlbf_maintenance_run();
+SELECT info->'version' AS version, info ? 'carries' AS carries, tlbf_shared_contains('mover', 99999, now() + interval '2 hours') AS ahead_found
+FROM tlbf_shared_list() WHERE name = 'mover';
+-- under tlbf.shared_format = 2 (in the pass's session) a filter stays of format 2
+SET tlbf.shared_format = 2;
+SELECT tlbf_shared_create('stayer', '1 hour', 0.01, 10000);
+SELECT tlbf_shared_add('stayer', 1) AS added;
+SELECT count(*) >= 0 AS pass_ran FROM tlbf_maintenance_run();
+RESET tlbf.shared_format;
+SELECT info->'version' AS version FROM tlbf_shared_list() WHERE name = 'stayer';
+DROP TABLE moved;
+SELECT tlbf_shared_drop(name) FROM tlbf_shared_list() WHERE name IN ('mover', 'stayer');
+
 -- A region of 64 kB for 1,000 keys, given 200,000 in batches: the
 -- default trigger refuses a batch with 53200 once no band fits, every key
 -- it took is still found and nothing was dropped.

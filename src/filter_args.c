@@ -121,14 +121,16 @@ validated(struct varlena *value, int sqlstate, TlbfValueSource source)
 }
 
 /*
- * A validated value a shared filter can be: of any format, but not a
- * carrier (value_carry.c), which no shared filter writes.  One is refused by
- * name of the function.
+ * A validated value a shared filter can be: of any format, or a carrier
+ * (value_carry.c) of the one shape a shared filter writes when it moves to
+ * format 3 (its bands hash keys as its carried value does: shared_value.c).
+ * Another carrier is refused by name of the function.
  */
 static Tlbf *
 shared_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
 {
-	if (value != NULL && is_format3(value) && (((const TbFilter *) value)->flags & TB_CARRIES) != 0)
+	if (value != NULL && is_format3(value) && (((const TbFilter *) value)->flags & TB_CARRIES) != 0 &&
+		!tlbf_carrier_shares_keys((const TbFilter *) value))
 	{
 		char	   *name = fcinfo != NULL && fcinfo->flinfo != NULL ?
 			get_func_name(fcinfo->flinfo->fn_oid) : NULL;
@@ -137,7 +139,7 @@ shared_layout_only(FunctionCallInfo fcinfo, struct varlena *value)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s does not take a saved copy that carries an older tlbf value",
 						name != NULL ? name : "this function"),
-				 errdetail("No shared filter writes one: the saved copy was changed by hand."),
+				 errdetail("No shared filter writes one whose parts hash keys differently: the saved copy was changed by hand."),
 				 errhint("Save a filter made by tlbf_create, or drop and create the shared filter again.")));
 	}
 	return (Tlbf *) value;

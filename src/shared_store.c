@@ -1362,7 +1362,12 @@ tlbf_store_acknowledge(List *acks)
 static void
 retire_and_close(SharedFilterRef *ref, TimestampTz now)
 {
-	if (shared_value_retire(ref->filter, now))
+	bool		changed = shared_value_retire(ref->filter, now);
+
+	/* and a filter of format 2 moves to format 3 (shared_value.c) */
+	if (shared_value_move_to_format3(ref->filter, tlbf_directory_region(ref)))
+		changed = true;
+	if (changed)
 		tlbf_directory_count_change(ref);
 	tlbf_directory_close(ref);
 }

@@ -40,6 +40,7 @@ extern bool shared_value_last_seen(const Tlbf *f, TlbfHash hash, TlbfTime at, in
 extern double shared_value_posterior(const Tlbf *f, TlbfHash hash, TlbfTime at,
 									 int64 window, double prior);
 extern bool shared_value_retire(Tlbf *f, TlbfTime at);
+extern bool shared_value_move_to_format3(Tlbf *f, Size region);
 extern Datum shared_value_info(const Tlbf *f, TlbfTime at);
 
 #endif							/* TLBF_SHARED_VALUE_H */

@@ -75,6 +75,22 @@ tlbf_carried_validate(const TbFilter *f, size_t len, TlbfProblem *problem)
 	return true;
 }
 
+/*
+ * Does a validated carrier hash keys as its carried value does (one hash
+ * asks both parts): the carried value is of format 2 with a recorded kind
+ * of key, and the bands record the same kind and seed?  A shared filter
+ * moved to format 3 is such a carrier (shared_value.c); a union's may not
+ * be (each part hashes a key its own way there).
+ */
+bool
+tlbf_carrier_shares_keys(const TbFilter *f)
+{
+	const Tlbf *carried = tlbf_carried(f);
+
+	return carried != NULL && carried->version == 2 && carried->key_fields > 0 &&
+		tlbf_keys_equal(tb_keys_of(f), tlbf_keys_of(carried));
+}
+
 /* A modifiable copy of a format 3 value's bands alone (what the core changes). */
 TbFilter *
 tlbf_bands_copy(const TbFilter *f)

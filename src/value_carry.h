@@ -15,6 +15,7 @@
 
 extern Tlbf *tlbf_carried(const TbFilter *f);
 extern bool tlbf_carried_validate(const TbFilter *f, size_t len, TlbfProblem *problem);
+extern bool tlbf_carrier_shares_keys(const TbFilter *f);
 extern TbFilter *tlbf_bands_copy(const TbFilter *f);
 extern TbFilter *tlbf_carry(const TbFilter *bands, const Tlbf *frozen);
 extern Tlbf *tlbf_carried_after(const Tlbf *frozen, TlbfTime at);

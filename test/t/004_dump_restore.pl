@@ -2,7 +2,9 @@
 # registrations for the maintenance worker and snapshots of shared filters,
 # into a new cluster: the same bytes and answers afterwards (with
 # tlbf.maintenance_to_format3 off); then the target's worker moves the
-# restored values of format 2 to format 3, answering the same.
+# restored values of format 2 to format 3, answering the same, and its
+# launcher the restored shared filter of format 2 (the source keeps format
+# 2, as a server before 1.5 did: tlbf.shared_format = 2 there).
 # (pg_upgrade: 034_pg_upgrade.)
 use strict;
 use warnings;
@@ -19,6 +21,7 @@ for my $name ('source', 'target')
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
 	$node->append_conf('postgresql.conf', join("\n", map { "$_ = $conf{$_}" } sort keys %conf));
+	$node->append_conf('postgresql.conf', 'tlbf.shared_format = 2') if $name eq 'source';
 	$node->start;
 	push @nodes, $node;
 }
@@ -79,6 +82,14 @@ $target->safe_psql('postgres', 'CREATE DATABASE restored');
 is($target->safe_psql('restored', $answers), $before,
 	'the same bytes and answers: tlbf columns of both formats, registrations and shared filters');
 is($target->safe_psql('restored', q{SELECT count(*) FROM per_site}), '50', 'every row is there');
+
+# the restored shared filter was saved as format 2; the target's launcher
+# moves it to format 3 carrying the old value, with the same answers
+ok($target->poll_query_until('restored', q{
+	SELECT info->>'version' = '3' AND info->'carries'->>'version' = '2'
+	FROM tlbf_shared_list() WHERE name = 'logins'}),
+	'the target moves the restored shared filter of format 2 to format 3');
+is($target->safe_psql('restored', $answers), $before, '... which answers as before');
 
 # the same through a plain SQL dump (text I/O of every value)
 my $plain = $source->basedir . '/dump.sql';

@@ -6,8 +6,10 @@
 # primary saved the filter and the standby replayed that save (and, since
 # issue 39, once the standby replayed its commit: 033_wal_recovery); a filter
 # dropped on the primary disappears from the standby; a new one appears.
-# A saved copy of format 3 is read there; one that carries an older value
-# is refused by name.
+# Saved copies of format 2 and 3 are read there, and one of format 2 moved
+# to format 3 by the primary's launcher (a carrier of its old value, once
+# the server's tlbf.shared_format is 3); a carrier no shared filter writes
+# (its parts hashing keys differently) is refused by name.
 use strict;
 use warnings;
 
@@ -21,6 +23,7 @@ $primary->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'tlbf'
 tlbf.naptime = 1
 tlbf.snapshot_interval = 1
+tlbf.shared_format = 2
 });
 $primary->start;
 
@@ -32,7 +35,9 @@ sub saved_on_primary
 
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION tlbf;
+	SET tlbf.shared_format = 3;
 	SELECT tlbf_shared_create('replicated', '1 hour', 0.001, 10000);
+	RESET tlbf.shared_format;
 	SELECT count(*) FROM generate_series(1, 100) k WHERE tlbf_shared_add('replicated', k);
 	SELECT tlbf_shared_create('dropped_later', '1 hour');
 	CREATE TABLE source AS SELECT k, now() AS at FROM generate_series(1, 10) k;
@@ -73,7 +78,6 @@ is(on_standby('SELECT count(*) FROM tlbf_shared_list()'), '2', '... nor dropped'
 $primary->safe_psql('postgres', q{
 	SELECT tlbf_shared_add('replicated', 777777);
 	SELECT tlbf_shared_drop('dropped_later');
-	SET tlbf.shared_format = 2;
 	SELECT tlbf_shared_create('created_later', '1 hour');
 	SELECT tlbf_shared_add('created_later', 'new');
 });
@@ -90,15 +94,38 @@ is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 't',
 is(on_standby("SELECT count(*) FROM generate_series(1, 100) k WHERE NOT tlbf_shared_contains('replicated', k)"),
 	'0', 'the old keys are still found on the standby');
 
-# 'created_later' is of format 2 (tlbf.shared_format), as a filter made
-# before 1.5 is, the others of format 3 (the default): each saved copy is
-# read there.  One that carries an older value (a superuser's doing: no shared
-# filter writes one) is refused on the standby, by the function's name
-# (0A000), never read as another layout.
+# 'created_later' is of format 2 (the server's tlbf.shared_format), as a
+# filter made before 1.5 is, 'replicated' of format 3: each saved copy is
+# read there.
 is(on_standby("SELECT tlbf_info(tlbf_shared_get('created_later'))->'version'"), '2',
 	'a saved copy of format 2 is read on the standby');
 is(on_standby("SELECT tlbf_info(tlbf_shared_get('replicated'))->'version'"), '3',
 	'... and one of format 3');
+
+# With the server's tlbf.shared_format at 3 (the default), the launcher's
+# pass moves 'created_later' to format 3: a carrier of its old value,
+# saved, replayed and read on the standby with every key.
+$primary->safe_psql('postgres', q{
+	ALTER SYSTEM SET tlbf.shared_format = 3;
+	SELECT pg_reload_conf();
+});
+ok($primary->poll_query_until('postgres', q{
+	SELECT info->>'version' = '3' AND info->'carries'->>'version' = '2'
+	       AND NOT (info->>'unsaved_changes')::boolean
+	FROM tlbf_shared_list() WHERE name = 'created_later'}),
+	"the primary's launcher moved the filter of format 2 to format 3, and saved it");
+$primary->safe_psql('postgres', q{SELECT tlbf_shared_add('created_later', 'newer')});
+ok(saved_on_primary(), '... and a key added since');
+$primary->wait_for_catchup($standby);
+is(on_standby("SELECT tlbf_info(tlbf_shared_get('created_later'))->'carries'->'version'"), '2',
+	'the standby reads the saved carrier');
+is(on_standby("SELECT tlbf_shared_contains('created_later', 'new') AND tlbf_shared_contains('created_later', 'newer')
+	AND NOT tlbf_shared_contains('created_later', 'never')"), 't',
+	'... and finds the key of the old value and the new one');
+
+# A carrier whose parts hash keys differently (a superuser's doing: no
+# shared filter writes one) is refused on the standby, by the function's
+# name (0A000), never read as another layout.
 $primary->safe_psql('postgres', q{
 	UPDATE tlbf_shared_filters
 	SET filter = tlbf_union(tlbf_create_format3('1 hour'),
@@ -106,7 +133,7 @@ $primary->safe_psql('postgres', q{
 	WHERE name = 'created_later'});
 $primary->wait_for_catchup($standby);
 is(on_standby("SELECT tlbf_shared_contains('created_later', 'new')"), 'ERROR 0A000',
-	'a saved copy that carries a value of format 2 is refused on the standby: ERROR 0A000');
+	'a saved copy carrying a value of format 2 that hashes keys otherwise is refused on the standby: ERROR 0A000');
 is(on_standby("SELECT tlbf_shared_contains('replicated', 777777)"), 't',
 	'... and the other filters answer as before');
 

@@ -7,7 +7,8 @@
 # found and every answer the same (issue 36's move within one span); the
 # maintenance worker's registrations and the shared filters (their saved
 # copies) come along and answer the same, and the new cluster's workers
-# take them up.  The servers pg_upgrade starts for itself (binary upgrade
+# take them up; a shared filter of format 2 (as one made before 1.5) moves
+# to format 3 once the server's tlbf.shared_format is 3, every key found.  The servers pg_upgrade starts for itself (binary upgrade
 # mode) have tlbf preloaded too: its workers must not write while the
 # catalogs are being moved.
 use strict;
@@ -23,6 +24,7 @@ shared_preload_libraries = 'tlbf'
 tlbf.naptime = 1
 tlbf.snapshot_interval = 1
 tlbf.maintenance_to_format3 = off
+tlbf.shared_format = 2
 };
 my $old = PostgreSQL::Test::Cluster->new('old');
 $old->init;
@@ -121,6 +123,7 @@ is($new->safe_psql('postgres', 'SELECT count(*) FROM per_site WHERE tlbf_format(
 	'format 2 until the setting is on');
 $new->safe_psql('postgres', q{
 	ALTER SYSTEM SET tlbf.maintenance_to_format3 = on;
+	ALTER SYSTEM SET tlbf.shared_format = 3;
 	SELECT pg_reload_conf();
 });
 ok($new->poll_query_until('postgres',
@@ -130,6 +133,18 @@ is($new->safe_psql('postgres',
 		q{SELECT count(*) FROM per_site WHERE site < 20 AND tlbf_info(users)->'carries'->>'version' = '2'}),
 	'20', 'each carries its old value');
 is($new->safe_psql('postgres', $keys), $keys_before, 'and answers as before');
+
+# and the launcher moves the shared filter of format 2 to format 3,
+# carrying its old value: the same keys found among 20,000
+my $shared = q{SELECT (SELECT count(*) FROM generate_series(1, 20000) k WHERE tlbf_shared_contains('logins', k))
+	|| ' ' || tlbf_shared_contains('logins', 123456789)};
+is($before =~ /^\S+ \d+ (\d+) /, 1, 'the shared filter\'s count before');
+my $shared_before = $1;
+ok($new->poll_query_until('postgres', q{
+	SELECT info->>'version' = '3' AND info->'carries'->>'version' = '2'
+	FROM tlbf_shared_list() WHERE name = 'logins'}),
+	'the launcher moves the shared filter to format 3');
+is($new->safe_psql('postgres', $shared), "$shared_before true", 'every key found, the same answers');
 
 $new->stop;
 done_testing();
