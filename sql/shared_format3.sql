@@ -81,9 +81,13 @@ INSERT INTO moved SELECT g FROM generate_series(6501, 8000) g;
 SELECT count(*) AS stored, min(k) AS first_stored FROM moved;
 SELECT count(*) FILTER (WHERE NOT tlbf_shared_contains('mover', g)) AS missed_after
 FROM generate_series(1, 8000) g;
--- a copy is a valid value of format 3 carrying the old one, answering alike
+-- three times the capacity more: the bands split (the carried value moves
+-- up before each new band); a copy is a valid value of format 3 carrying
+-- the old one, answering alike
+SELECT count(*) FILTER (WHERE tlbf_shared_add('mover', g)) AS added_more FROM generate_series(10001, 40000) g;
 SELECT tlbf_format(f) AS copy_format, tlbf_info(f)->'carries'->'version' AS copy_carries,
-       (SELECT count(*) FROM generate_series(1, 8000) g WHERE NOT tlbf_contains(f, g)) AS copy_missed
+       (tlbf_info(f)->>'band_count')::int > 1 AS bands_split,
+       (SELECT count(*) FROM generate_series(1, 40000) g WHERE (g <= 8000 OR g > 10000) AND NOT tlbf_contains(f, g)) AS copy_missed
 FROM (SELECT tlbf_shared_get('mover') AS f) s;
 -- a later pass keeps it while its keys are live; a key 2 hours ahead
 -- makes them expire, and the next pass drops the carried value
