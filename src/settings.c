@@ -162,7 +162,7 @@ tlbf_define_settings(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("tlbf.shared_format",
 							"The format of the filters tlbf_shared_create makes: 3, or 2.",
-							"Filters already made keep their format.",
+							"While the server's setting is 3, the launcher moves filters of format 2 to format 3.",
 							&tlbf_shared_format,
 							3,
 							2,
