@@ -499,6 +499,21 @@ EXPLAIN (COSTS OFF) SELECT tlbf_agg(key, at, '1 hour') FROM rated3;
 SELECT tlbf_agg(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS parallel_same,
        pg_temp.agg_any(key, at, '1 hour')::bytea = (SELECT f FROM built3)::bytea AS any_form_parallel_same
 FROM rated3;
+-- A partial step passes its hashes as one value, at most 1GB (about 67M
+-- rows within the span; tlbf.agg_pass_limit, a developer's setting, lowers
+-- it here): past it, 54000 with a hint (declare a capacity, or run
+-- serially), from either form; the serial plan has no such limit.  (The
+-- leader's partial step serializes too: with no worker allowed to start,
+-- the leader raises it, and no worker's CONTEXT line races into the output.)
+SET tlbf.agg_pass_limit = '64kB';
+SET max_parallel_workers = 0;
+EXPLAIN (COSTS OFF) SELECT tlbf_agg(key, at, '1 hour') FROM big3;
+SELECT tlbf_agg(key, at, '1 hour') IS NOT NULL FROM big3;
+SELECT pg_temp.agg_any(key, at, '1 hour') IS NOT NULL FROM big3;
+SET max_parallel_workers_per_gather = 0;
+SELECT tlbf_agg(key, at, '1 hour') IS NOT NULL AS serial_built FROM big3;
+RESET tlbf.agg_pass_limit;
+RESET max_parallel_workers;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

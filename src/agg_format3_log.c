@@ -432,11 +432,13 @@ tlbf_format3_log_bytes(HashLog *state)
 			nlogs++;
 			size += sizeof(SentLog) + state->logs[s].n * sizeof(TlbfHash);
 		}
-	if (size > MaxAllocSize)
+	if (size > Min(MaxAllocSize, (Size) tlbf_agg_pass_limit * 1024))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tlbf_agg cannot pass more than 1GB of hashes between processes"),
-				 errhint("Use tlbf_agg_format3(item, at, span, error_rate, capacity): with a declared capacity, parts pass filters.")));
+				 errmsg("tlbf_agg cannot pass more than %zu bytes of hashes from a partial step",
+						Min(MaxAllocSize, (Size) tlbf_agg_pass_limit * 1024)),
+				 errdetail("A parallel worker or a Citus shard passes its rows' hashes, 16 bytes a row within the span, as one value."),
+				 errhint("Declare a capacity, whose parts pass filters (tlbf_agg_format3(item, at, span, error_rate, capacity)), or run the query serially (SET max_parallel_workers_per_gather = 0).")));
 	out = palloc(size);
 	SET_VARSIZE(out, size);
 	p = VARDATA(out);

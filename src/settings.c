@@ -47,6 +47,13 @@ bool		tlbf_maintenance_to_format3 = true;
  */
 int			tlbf_agg_bucketed_band = 32768;
 
+/*
+ * The most bytes of hashes a partial tlbf_agg passes to the final step
+ * (kB; past MaxAllocSize, MaxAllocSize: a value's limit).  A developer's
+ * setting, so that tests reach the limit with small states.
+ */
+int			tlbf_agg_pass_limit = 1024 * 1024;
+
 /* The format tlbf_shared_create makes: 3, or 2 (as before 1.5). */
 int			tlbf_shared_format = 3;
 
@@ -91,9 +98,9 @@ tlbf_define_settings(void)
 							GUC_UNIT_BYTE,
 							NULL, assign_max_filter_bytes, NULL);
 	DefineCustomIntVariable("tlbf.agg_send_limit",
-							"Most rows a partial tlbf_agg sends to the final aggregation.",
-							"Past it, a parallel worker or a partition's partial "
-							"aggregate sends a filter of its rows, and the result is a union.",
+							"No effect since 1.5 (kept so that settings naming it stay valid).",
+							"Until 1.5: the most rows a partial tlbf_agg sent to the final "
+							"aggregation before it sent a filter of its rows.",
 							&tlbf_agg_send_limit,
 							256 * 1024,
 							64,
@@ -157,6 +164,16 @@ tlbf_define_settings(void)
 							32768,
 							0,
 							MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB | GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("tlbf.agg_pass_limit",
+							"Most bytes of hashes a partial tlbf_agg passes to the final step.",
+							"A developer's setting: at most 1GB, the largest value.",
+							&tlbf_agg_pass_limit,
+							1024 * 1024,
+							64,
+							1024 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_KB | GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							NULL, NULL, NULL);

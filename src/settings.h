@@ -16,6 +16,7 @@ extern int	tlbf_naptime;
 extern bool tlbf_worker_enabled;
 extern bool tlbf_maintenance_to_format3;
 extern int	tlbf_agg_bucketed_band;
+extern int	tlbf_agg_pass_limit;
 extern int	tlbf_shared_format;
 extern int	tlbf_snapshot_interval;
 extern int	tlbf_cache_memory;
