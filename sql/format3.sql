@@ -784,4 +784,18 @@ SELECT tlbf_agg_format3_trans(NULL, 1, now(), '1 hour', 0.01, 1800);
 SELECT tlbf_agg_format3_combine(f, f) FROM added3;
 
 
+-- tlbf_info's keys, as docs/reference.md lists them: of format 3 (with a
+-- band and its generations, and a carried value), and of format 2
+SELECT string_agg(k, ', ' ORDER BY k) AS format3_keys
+FROM jsonb_object_keys(tlbf_info(tlbf_add(tlbf_create('1 hour'), 42, '2024-01-01 00:00+00'))) k;
+SELECT (SELECT string_agg(k, ', ' ORDER BY k) FROM jsonb_object_keys(i->'bands'->0) k) AS band_keys,
+       (SELECT string_agg(k, ', ' ORDER BY k) FROM jsonb_object_keys(i->'bands'->0->'generations'->0) k)
+         AS generation_keys,
+       i ? 'carries' AS plain_carries,
+       tlbf_info(tlbf_to_format3(tlbf_add(tlbf_create_format2('1 hour'), 42, '2024-01-01 00:00+00')))->'carries'->'version'
+         AS carried_version
+FROM (SELECT tlbf_info(tlbf_add(tlbf_create('1 hour'), 42, '2024-01-01 00:00+00')) AS i) s;
+SELECT string_agg(k, ', ' ORDER BY k) AS format2_keys
+FROM jsonb_object_keys(tlbf_info(tlbf_add(tlbf_create_format2('1 hour'), 42, '2024-01-01 00:00+00'))) k;
+
 DROP TABLE empty3, stream3, filter3, shards3, added3, keys3, big3, serial3, serial3n, hashed3, parts3, counted3, events3, inferred3, asked3, answers3, large3;
