@@ -784,6 +784,19 @@ SELECT tlbf_agg_format3_trans(NULL, 1, now(), '1 hour', 0.01, 1800);
 SELECT tlbf_agg_format3_combine(f, f) FROM added3;
 
 
+-- A filter keeps one span of history (docs/reference.md, the guarantee):
+-- a key added out of order goes to its own generation and is forgotten on
+-- its own schedule (format 2 moves it up to the newest time); one dated
+-- more than a span before the newest time is not added.
+WITH f AS (SELECT tlbf_add(tlbf_add(tlbf_create('1 hour'), 1, '2024-01-01 12:00+00'), 2, '2024-01-01 11:10+00') AS f,
+                  tlbf_add(tlbf_add(tlbf_create_format2('1 hour'), 1, '2024-01-01 12:00+00'), 2, '2024-01-01 11:10+00') AS f2)
+SELECT tlbf_last_seen(f, 2, '2024-01-01 12:00+00') AS own_generation,
+       tlbf_contains(f, 2, '2024-01-01 12:05+00') AS found_within_span,
+       tlbf_contains(f, 2, '2024-01-01 12:25+00') AS found_past_its_slack,
+       tlbf_contains(f2, 2, '2024-01-01 12:25+00') AS format2_moved_up,
+       tlbf_contains(tlbf_add(f, 3, '2024-01-01 10:00+00'), 3, '2024-01-01 10:30+00') AS older_than_span_added
+FROM f;
+
 -- tlbf_info's keys, as docs/reference.md lists them: of format 3 (with a
 -- band and its generations, and a carried value), and of format 2
 SELECT string_agg(k, ', ' ORDER BY k) AS format3_keys
