@@ -102,6 +102,18 @@ RESET tlbf.max_future;
 SELECT count(*) >= 0 AS pass_ran FROM tlbf_maintenance_run();
 SELECT info->'version' AS version, info ? 'carries' AS carries, tlbf_shared_contains('mover', 99999, now() + interval '2 hours') AS ahead_found
 FROM tlbf_shared_list() WHERE name = 'mover';
+-- a region made small for format 2 (its least, 145,184 bytes for 100,000
+-- keys) has no room for two first bands of format 3: the filter stays of
+-- format 2 and keeps taking keys
+SET tlbf.shared_format = 2;
+SELECT tlbf_shared_create('small2', '1 hour', 0.01, 100000, 145184);
+RESET tlbf.shared_format;
+SELECT count(*) FILTER (WHERE tlbf_shared_add('small2', g)) AS added FROM generate_series(1, 1000) g;
+SELECT count(*) >= 0 AS pass_ran FROM tlbf_maintenance_run();
+SELECT info->'version' AS version FROM tlbf_shared_list() WHERE name = 'small2';
+SELECT count(*) FILTER (WHERE tlbf_shared_add('small2', g)) AS added_after_pass FROM generate_series(1001, 2000) g;
+SELECT count(*) FILTER (WHERE NOT tlbf_shared_contains('small2', g)) AS missed FROM generate_series(1, 2000) g;
+SELECT tlbf_shared_drop('small2');
 -- under tlbf.shared_format = 2 (in the pass's session) a filter stays of format 2
 SET tlbf.shared_format = 2;
 SELECT tlbf_shared_create('stayer', '1 hour', 0.01, 10000);

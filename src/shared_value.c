@@ -475,10 +475,12 @@ shared_value_retire(Tlbf *f, TlbfTime at)
 
 /*
  * Move a filter of format 2 to format 3 in place, in its region of
- * 'region' bytes, when tlbf.shared_format is 3 (the default): one that holds
- * no slice becomes empty bands (keeping its kind of key); one with slices,
- * a carrier of it, if the region has room for it and two first bands
- * beside it (else a later pass tries again, once its slices have expired).
+ * 'region' bytes, when tlbf.shared_format is 3 (the default) and the region
+ * has room for two first bands beside what it holds (a region made small
+ * for format 2 may have none: the filter stays of format 2 and keeps
+ * working; one holding many slices, a later pass tries again as they
+ * expire): one that holds no slice becomes empty bands (keeping its kind
+ * of key); one with slices, a carrier of it.
  * The bands are those tlbf_shared_create would make for its span, error
  * rate and capacity, and take its kind of key and newest time.  A value of
  * format 1, or of keys without a recorded kind (a composite key may have
@@ -516,7 +518,7 @@ shared_value_move_to_format3(Tlbf *f, Size region)
 	bands->newest = f->newest;
 	first = tb_layout_bytes(bands, 1, tb_lines_for(bands, p.capacity / p.generations + 1));
 	offset = tb_carried_offset(bands);
-	if (f->nslices == 0 && tb_size(bands) <= region)
+	if (f->nslices == 0 && 2 * first <= region)
 	{
 		memcpy(f, bands, tb_size(bands));
 		SET_VARSIZE(f, tb_size(bands));
