@@ -10,7 +10,12 @@
 #     character.  Every such row gives a WARNING and is left out; the good
 #     rows beside them load (one whose region is exactly the filter's size
 #     keeps taking inserts, truncating with a WARNING when full; names that
-#     differ only in a trailing space are two filters).  Meanwhile the
+#     differ only in a trailing space are two filters).  A row of format 3
+#     carrying that value, its bands hashing keys as the carried value
+#     does (what a shared filter moved to format 3 writes), loads and finds
+#     the old keys; one whose bands record no kind of key (a union's, a
+#     tlbf_to_format3's before its first key) gives a WARNING and is left
+#     out.  Meanwhile the
 #     shared filter of database B keeps all its 1000 keys, the server never
 #     restarts, and listing A's filters 100 times does not use up slots
 #     (tlbf.max_shared_filters = 8): a third database can still create one.
@@ -125,6 +130,12 @@ $node->safe_psql('a', qq{
 	FROM (SELECT pg_temp.agg2(i, now() - interval '40 minutes' + i * interval '1 second' ORDER BY i) AS f
 	      FROM generate_series(1, 2000) i) v,
 	     LATERAL (VALUES $rows) AS r(name, region);
+	INSERT INTO tlbf_shared_filters (name, filter, region_bytes, saved_at)
+	SELECT 'carrier', tlbf_add(tlbf_to_format3(filter), 0, now()), 1048576, now()
+	FROM tlbf_shared_filters WHERE name = 'fine'
+	UNION ALL
+	SELECT 'unkinded_carrier', tlbf_to_format3(filter), 1048576, now()
+	FROM tlbf_shared_filters WHERE name = 'fine';
 });
 
 # Use every name: list (several times), contains, add.
@@ -174,14 +185,23 @@ ok((grep { /nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn/ } @warnings), 'a WARNING for the 6
 ok((grep { /mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm/ } @warnings), 'a WARNING for the 100-byte name');
 ok((grep { /eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee/ } @warnings), 'a WARNING for the 64-byte name cut in a character');
 ok((grep { /""/ } @warnings), 'a WARNING for the empty name');
+ok((grep { /unkinded_carrier/ } @warnings), 'a WARNING for the carrier whose parts hash keys differently');
 
-my $expected_names = "SELECT unnest(ARRAY['dup', 'dup ', 'exact', 'fine', $good_63])";
+my $expected_names = "SELECT unnest(ARRAY['carrier', 'dup', 'dup ', 'exact', 'fine', $good_63])";
 ($ret, $out, $err) = run('a', qq{
 	SELECT (SELECT count(*) FROM tlbf_shared_list()) || ' listed, '
 	    || (SELECT count(*) FROM tlbf_shared_list() WHERE name NOT IN ($expected_names)) || ' unexpected, '
 	    || (SELECT count(*) FROM ($expected_names) e(n) WHERE n NOT IN (SELECT name FROM tlbf_shared_list())) || ' missing'});
-is($out, '5 listed, 0 unexpected, 0 missing',
+is($out, '6 listed, 0 unexpected, 0 missing',
 	'exactly the good rows are listed (names differing in a trailing space are two filters)');
+
+# The carrier answers for its old keys and its own.
+($ret, $out, $err) = run('a', q{
+	SELECT info->'carries'->>'version' || ' '
+	    || (SELECT count(*) FROM generate_series(1, 2000) i WHERE NOT tlbf_shared_contains('carrier', i)) || ' '
+	    || tlbf_shared_contains('carrier', 0)
+	FROM tlbf_shared_list() WHERE name = 'carrier'});
+is($out, '2 0 true', 'the carrier loads: every old key found, and its own');
 
 # The filter whose region is exactly its size keeps taking inserts.
 ($ret, $out, $err) = run('a', q{
@@ -194,7 +214,7 @@ unlike($err, qr/ERROR/, '... without an error (a truncation WARNING at most)');
 # 100 more listings do not use up slots: a third database still gets one.
 ($ret, $out, $err) = run('a', join('', map { "SELECT count(*) FROM tlbf_shared_list();\n" } 1 .. 100));
 ($ret, $out, $err) = run('a', 'SELECT count(*) FROM tlbf_shared_list()');
-is($out, '5', 'after 100 listings A still has its 5 filters');
+is($out, '6', 'after 100 listings A still has its 6 filters');
 ($ret, $out, $err) = run('c', "CREATE EXTENSION tlbf; SELECT tlbf_shared_create('cf', '1 hour', 0.01, 1000)");
 is($ret, 0, 'a third database can still create a filter (slots were not used up)') or diag($err);
 is(missing_in_b(), '0', 'B: all 1000 keys are still found at the end');
