@@ -215,7 +215,7 @@ readonly_any(FunctionCallInfo fcinfo, struct varlena *raw)
 	return tlbf_value_cache_keep(cache->values, &toast_id, filter);
 }
 
-/* The same, not a carrier (a shared filter's saved copy: shared_value.c). */
+/* The same, for a shared filter's saved copy (shared_value.c): a carrier only of its shape. */
 Tlbf *
 tlbf_readonly_value(FunctionCallInfo fcinfo, struct varlena *raw)
 {

@@ -110,6 +110,16 @@ tlbf_agg_params(TlbfParams *params, int64 span, double error_rate)
 	params->error_rate = error_rate;
 }
 
+/* Parameters the core refused, as every function reports them. */
+static void
+report_bad_params(const TlbfProblem *problem)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid tlbf parameters: %s", problem->message),
+			 problem->hint ? errhint("%s", problem->hint) : 0));
+}
+
 /*
  * Check what was asked for, choosing k and l if both are 0: the core says
  * what is wrong, and every function reports it alike.
@@ -120,10 +130,7 @@ tlbf_params_check(TlbfParams *params)
 	TlbfProblem problem;
 
 	if (!tlbf_check_params(params, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
+		report_bad_params(&problem);
 }
 
 /*
@@ -153,10 +160,7 @@ tlbf_format3_check(struct TbParams *params)
 	TlbfProblem problem;
 
 	if (!tb_check_params(params, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid tlbf parameters: %s", problem.message),
-				 problem.hint ? errhint("%s", problem.hint) : 0));
+		report_bad_params(&problem);
 }
 
 /* The bytes of a checked filter of format 3 with its first generation's band. */

@@ -179,13 +179,6 @@ tlbf_shared_guess_for(SharedKeyGuess *guess, const char *name)
 	guess->holds_keys = false;
 }
 
-/* Does filter f hold (or await) keys, so that it has a kind of key? */
-static bool
-holds_keys(const Tlbf *f)
-{
-	return shared_value_holds_keys(f);
-}
-
 /*
  * Were keys hashed for 'basis' (the kinds they were hashed as) hashed as
  * filter f hashes its keys?  If not, mend the guess from f.  A filter that
@@ -196,7 +189,7 @@ holds_keys(const Tlbf *f)
 static bool
 hashed_as_filter(const Tlbf *f, TlbfKeys basis, SharedKeyGuess *guess)
 {
-	if (!holds_keys(f) || tlbf_keys_equal(shared_value_keys(f), basis))
+	if (!shared_value_holds_keys(f) || tlbf_keys_equal(shared_value_keys(f), basis))
 		return true;
 	guess->keys = shared_value_keys(f);
 	guess->holds_keys = true;
@@ -207,7 +200,7 @@ static void
 remember_filter(const Tlbf *f, SharedKeyGuess *guess)
 {
 	guess->keys = shared_value_keys(f);
-	guess->holds_keys = holds_keys(f);
+	guess->holds_keys = shared_value_holds_keys(f);
 }
 
 /*
@@ -252,7 +245,7 @@ insert_now(const char *name, const TlbfHash *hashes, const TlbfTime *times, int 
 	}
 	truncated_before = shared_value_truncated(ref.filter);
 	size_before = shared_value_size(ref.filter);
-	if (!holds_keys(ref.filter))
+	if (!shared_value_holds_keys(ref.filter))
 		shared_value_record_keys(ref.filter, basis);
 	status = insert_locked(&ref, hashes, times, n, SHARED_FULL_ERROR);
 	/* in the WAL as they are in the bits, whether all went in or some */
@@ -313,14 +306,14 @@ try_add(const char *name, TlbfHash hash, TlbfTime at, double threshold, double p
 			return TRY_REHASH;
 		}
 		if (mode == LW_EXCLUSIVE ||
-			(holds_keys(ref.filter) && !tlbf_store_fold_due(&ref)))
+			(shared_value_holds_keys(ref.filter) && !tlbf_store_fold_due(&ref)))
 			break;
 		tlbf_store_close(&ref);
 		mode = LW_EXCLUSIVE;
 	}
 	if (mode == LW_EXCLUSIVE)
 	{
-		if (!holds_keys(ref.filter))
+		if (!shared_value_holds_keys(ref.filter))
 			shared_value_record_keys(ref.filter, basis);
 		truncated_before = shared_value_truncated(ref.filter);
 		status = tlbf_store_fold(&ref, when_full == SHARED_FULL_DROP_OLDEST);
@@ -747,18 +740,6 @@ tlbf_shared_probability(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(p);
 }
 
-/* A copy of a filter, as a value of its own. */
-static Tlbf *
-copy_of(const Tlbf *f)
-{
-	Size		size = shared_value_size(f);
-	Tlbf	   *copy = palloc(size);
-
-	memcpy(copy, f, size);
-	shared_value_set_length(copy);
-	return copy;
-}
-
 /*
  * A copy of shared filter 'name', taken in pieces of 16 MB, each under the
  * filter's shared lock, with a chance to cancel between them: a filter of
@@ -782,7 +763,7 @@ copy_in_pieces(const char *name)
 		tlbf_store_open(name, LW_SHARED, &ref);
 		if (attempt == 3)
 		{
-			copy = (char *) copy_of(ref.filter);
+			copy = (char *) shared_value_copy(ref.filter);
 			tlbf_store_close(&ref);
 			return (Tlbf *) copy;
 		}
@@ -825,7 +806,7 @@ tlbf_shared_get(PG_FUNCTION_ARGS)
 	Size		region;
 
 	if (RecoveryInProgress())
-		PG_RETURN_POINTER(copy_of(tlbf_store_saved_filter(fcinfo, name)));
+		PG_RETURN_POINTER(shared_value_copy(tlbf_store_saved_filter(fcinfo, name)));
 	tlbf_store_open(name, LW_EXCLUSIVE, &ref);
 	truncated = shared_value_truncated(ref.filter);
 	status = tlbf_store_fold(&ref, false);

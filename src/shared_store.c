@@ -987,9 +987,7 @@ tlbf_store_copies(void)
 			continue;
 		copy = palloc(sizeof(SavedFilter));
 		copy->name = lfirst(cell);
-		copy->filter = palloc(shared_value_size(ref.filter));
-		memcpy(copy->filter, ref.filter, shared_value_size(ref.filter));
-		shared_value_set_length(copy->filter);
+		copy->filter = shared_value_copy(ref.filter);
 		copy->region = tlbf_directory_region(&ref);
 		/* keys of transactions enter the bits (and a save) later */
 		copy->unsaved = tlbf_directory_unsaved(&ref) ||
@@ -1313,11 +1311,9 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 			elog(WARNING, "shared tlbf filter \"%s\" overran its region and was not saved", id->name);
 			continue;
 		}
-		copy = palloc(shared_value_size(ref.filter));
-		memcpy(copy, ref.filter, shared_value_size(ref.filter));
+		copy = shared_value_copy(ref.filter);
 		id->changes = tlbf_directory_changes(&ref);
 		tlbf_directory_close(&ref);
-		shared_value_set_length(copy);
 
 		values[0] = CStringGetTextDatum(id->name);
 		values[1] = PointerGetDatum(copy);
@@ -1436,14 +1432,10 @@ tlbf_store_write_images(void)
 		region = tlbf_directory_region(&ref);
 		if (tlbf_directory_unsaved(&ref) && TransactionIdIsValid(row_xid) &&
 			shared_value_size(ref.filter) <= region)
-		{
-			copy = palloc(shared_value_size(ref.filter));
-			memcpy(copy, ref.filter, shared_value_size(ref.filter));
-		}
+			copy = shared_value_copy(ref.filter);
 		tlbf_directory_close(&ref);
 		if (copy == NULL)
 			continue;
-		shared_value_set_length(copy);
 		if (tlbf_image_write(id->database, id->name, row_xid, region, copy))
 			written++;
 		pfree(copy);

@@ -225,6 +225,18 @@ shared_value_set_length(Tlbf *f)
 	SET_VARSIZE(f, shared_value_size(f));
 }
 
+/* A copy of a filter (in shared memory: its length word may be stale), as a value of its own. */
+Tlbf *
+shared_value_copy(const Tlbf *f)
+{
+	Size		size = shared_value_size(f);
+	Tlbf	   *copy = palloc(size);
+
+	memcpy(copy, f, size);
+	shared_value_set_length(copy);
+	return copy;
+}
+
 /*
  * Is a buffer from outside (a saved row, an image, a WAL record) a valid
  * shared filter: a filter of format 1, 2 or 3, or one of format 3 carrying

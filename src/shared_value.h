@@ -21,6 +21,7 @@ extern Size shared_value_min_region(const TlbfParams *params);
 
 extern Size shared_value_size(const Tlbf *f);
 extern void shared_value_set_length(Tlbf *f);
+extern Tlbf *shared_value_copy(const Tlbf *f);
 extern bool shared_value_validate(const void *buffer, Size len, TlbfProblem *problem);
 extern bool shared_value_plausible(const Tlbf *f, Size bytes);
 

@@ -601,7 +601,8 @@ test_size_cap(void **state)
  * in a full piece for want of room for a band, it refuses them, its bands
  * unchanged; every key it took is found, and the error rate stays within
  * 1.1x of the target.  A burst too fast for a band of its rate (64 times
- * the piece) gets a smaller one that fits, down to twice the piece.
+ * the piece) gets the largest one that fits, down to an eighth of the
+ * full band.
  */
 static void
 test_insert_or_fail(void **state)
