@@ -629,6 +629,12 @@ FROM wide3 CROSS JOIN wideb3 WHERE key <= 400000;
 SET work_mem = '64kB';
 SELECT tlbf_agg(key, at, '1 hour', 0.001)::bytea = (SELECT f FROM wideb3)::bytea AS wide_spilled_same
 FROM wide3;
+-- (the file counts against temp_file_limit, as a sort's: 6.4 MB of hashes)
+SET temp_file_limit = '1MB';
+SET max_parallel_workers_per_gather = 0;
+SELECT tlbf_agg(key, at, '1 hour', 0.001) IS NOT NULL FROM wide3;
+RESET max_parallel_workers_per_gather;
+RESET temp_file_limit;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;

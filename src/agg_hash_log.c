@@ -16,8 +16,10 @@
 #include "filter_args.h"
 #include "union.h"
 
+#include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/wait_event.h"
 
 /* A chunk's hashes, at first: a group of a hashed plan may hold a few. */
 #define FIRST_CHUNK_HASHES	64
@@ -40,6 +42,7 @@ tlbf_hash_log_create(MemoryContext aggcontext, const TbFilter *header)
 	HashLog    *state = MemoryContextAllocZero(memory, sizeof(HashLog));
 
 	state->context = memory;
+	state->file = -1;
 	state->header = MemoryContextAlloc(memory, tb_lines_offset(0));
 	memcpy(state->header, header, tb_lines_offset(0));
 	SET_VARSIZE(state->header, tb_lines_offset(0));
@@ -141,41 +144,89 @@ close_file(void *arg)
 {
 	HashLog    *state = arg;
 
-	if (state->file != NULL)
-		BufFileClose(state->file);
-	state->file = NULL;
+	if (state->file >= 0)
+		FileClose(state->file);
+	state->file = -1;
+}
+
+/*
+ * Write 'bytes' at 'offset' of the file.  The file is written and read in
+ * whole chunks, a call each (a BufFile would copy them through its 8 kB
+ * buffer, a system call per 8 kB: at 30M rows, 480 MB go out and back,
+ * and those calls were a tenth of the query).  temp_file_limit is checked
+ * by FileWrite, as for any temporary file.
+ */
+static void
+write_at(HashLog *state, const void *bytes, size_t n, off_t offset)
+{
+	const char *p = bytes;
+
+	while (n > 0)
+	{
+		int			done = FileWrite(state->file, (char *) p, (int) Min(n, MaxAllocSize),
+									 offset, WAIT_EVENT_BUFFILE_WRITE);
+
+		if (done <= 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write to a tlbf_agg temporary file: %m")));
+		p += done;
+		n -= done;
+		offset += done;
+	}
+}
+
+/* Read 'n' bytes at 'offset' of the file: all of them, or an ERROR. */
+static void
+read_at(HashLog *state, void *bytes, size_t n, off_t offset)
+{
+	char	   *p = bytes;
+
+	while (n > 0)
+	{
+		int			done = FileRead(state->file, p, (int) Min(n, MaxAllocSize),
+									offset, WAIT_EVENT_BUFFILE_READ);
+
+		if (done <= 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a tlbf_agg temporary file: %m")));
+		p += done;
+		n -= done;
+		offset += done;
+	}
 }
 
 /* Write 'n' hashes of generation 'g' to the file, in chunks of at most MAX_CHUNK_HASHES. */
 static void
 write_hashes(HashLog *state, int64 g, const TlbfHash *hashes, size_t n)
 {
-	if (state->file == NULL)
+	if (state->file < 0)
 	{
-		MemoryContext caller = MemoryContextSwitchTo(state->context);
-
 		/*
 		 * Not the transaction's (interXact): closed when the state's memory
 		 * goes, at the end of the query or of an aborted transaction, never
 		 * twice (a file the transaction held would be closed first on
-		 * abort); a backend's exit removes its temporary files.
+		 * abort); a backend's exit removes its temporary files.  In a
+		 * temporary tablespace if any is set, as a BufFile would be.
 		 */
-		state->file = BufFileCreateTemp(true);
+		PrepareTempTablespaces();
+		state->file = OpenTemporaryFile(true);
+		state->file_end = 0;
 		state->close_file.func = close_file;
 		state->close_file.arg = state;
 		MemoryContextRegisterResetCallback(state->context, &state->close_file);
-		MemoryContextSwitchTo(caller);
 	}
 	while (n > 0)
 	{
 		SpilledChunk header = {g, (uint32) Min(n, MAX_CHUNK_HASHES), 0};
 
-		BufFileWrite(state->file, (void *) &header, sizeof(header));
-		BufFileWrite(state->file, (void *) hashes, header.n * sizeof(TlbfHash));
+		write_at(state, &header, sizeof(header), state->file_end);
+		write_at(state, hashes, header.n * sizeof(TlbfHash), state->file_end + sizeof(header));
+		state->file_end += sizeof(header) + header.n * sizeof(TlbfHash);
 		hashes += header.n;
 		n -= header.n;
 	}
-	BufFileTell(state->file, &state->file_end, &state->file_end_offset);
 }
 
 /*
@@ -330,18 +381,19 @@ tlbf_hash_log_visit_batches(HashLog *state, bool memory, bool file, Size buffer_
 	HashRun    *runs;
 	int			nruns = 0;
 	int			room = 0;
-	TlbfHash   *buffer;
-	size_t		used = 0;
-	size_t		capacity;
-	SpilledChunk header;
+	char	   *buffer;
+	size_t		bytes;
+	size_t		filled = 0;
+	off_t		offset = 0;
 
 	for (int s = 0; memory && s < tb_slots(state->header); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION)
 			for (HashChunk *c = state->logs[s].chunks; c != NULL; c = c->next)
 				room++;
-	capacity = Max(buffer_bytes, MAX_CHUNK_HASHES * sizeof(TlbfHash)) / sizeof(TlbfHash);
-	if (file && state->file != NULL)
-		room = Max(room, (int) (capacity / FIRST_CHUNK_HASHES) + 1);
+	/* (room for the largest chunk and its header, at least) */
+	bytes = Max(buffer_bytes, MAX_CHUNK_HASHES * sizeof(TlbfHash)) + sizeof(SpilledChunk);
+	if (file && state->file >= 0)
+		room = Max(room, (int) (bytes / (sizeof(SpilledChunk) + FIRST_CHUNK_HASHES * sizeof(TlbfHash))) + 1);
 	runs = palloc(Max(room, 1) * sizeof(HashRun));
 	for (int s = 0; memory && s < tb_slots(state->header); s++)
 		if (state->logs[s].generation != TB_NO_GENERATION)
@@ -350,52 +402,65 @@ tlbf_hash_log_visit_batches(HashLog *state, bool memory, bool file, Size buffer_
 	if (nruns > 0)
 		visit(runs, nruns, arg);
 	nruns = 0;
-	if (!file || state->file == NULL)
+	if (!file || state->file < 0)
 	{
 		pfree(runs);
 		return;
 	}
-	if (BufFileSeek(state->file, 0, 0, SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not seek in a tlbf_agg temporary file")));
-	buffer = palloc_extended(capacity * sizeof(TlbfHash), MCXT_ALLOC_HUGE);
+	/*
+	 * Read as much of the file as the buffer holds, then visit the live
+	 * chunks read whole; a chunk cut at the buffer's end moves to its start
+	 * for the next read.  Every offset is a multiple of 16 bytes: the runs
+	 * point at aligned hashes.
+	 */
+	buffer = palloc_extended(bytes, MCXT_ALLOC_HUGE);
 	for (;;)
 	{
-		size_t		got = BufFileRead(state->file, &header, sizeof(header));
-		GenerationLog *log;
+		size_t		parsed = 0;
+		size_t		more = (size_t) Min((off_t) (bytes - filled), state->file_end - offset);
 
-		if (got != 0 && (got != sizeof(header) || header.n > MAX_CHUNK_HASHES))
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read a tlbf_agg temporary file")));
-		/* the buffer is full, or the file read whole: visit what it holds */
-		if (nruns > 0 && (got == 0 || header.n > capacity - used || nruns == room))
+		read_at(state, buffer + filled, more, offset);
+		offset += more;
+		filled += more;
+		for (;;)
 		{
+			SpilledChunk header;
+			size_t		whole;
+			GenerationLog *log;
+
+			if (filled - parsed < sizeof(header) || nruns == room)
+				break;
+			memcpy(&header, buffer + parsed, sizeof(header));
+			if (header.n > MAX_CHUNK_HASHES || header.zero != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("could not read a tlbf_agg temporary file")));
+			whole = sizeof(header) + header.n * sizeof(TlbfHash);
+			if (filled - parsed < whole)
+				break;
+			/* (a generation forgotten since: its slot holds a newer one, or none) */
+			log = &state->logs[tb_slot_of(state->header, header.generation)];
+			if (log->generation == header.generation && header.n > 0)
+				runs[nruns++] = (HashRun) {log, (TlbfHash *) (buffer + parsed + sizeof(header)), header.n};
+			parsed += whole;
+		}
+		if (nruns > 0)
 			visit(runs, nruns, arg);
-			nruns = 0;
-			used = 0;
-		}
-		if (got == 0)
-			break;
-		if (BufFileRead(state->file, buffer + used, header.n * sizeof(TlbfHash)) != header.n * sizeof(TlbfHash))
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read a tlbf_agg temporary file")));
-		/* (a generation forgotten since: its slot holds a newer one, or none) */
-		log = &state->logs[tb_slot_of(state->header, header.generation)];
-		if (log->generation == header.generation && header.n > 0)
+		nruns = 0;
+		if (parsed == 0 && more == 0)
 		{
-			runs[nruns++] = (HashRun) {log, buffer + used, header.n};
-			used += header.n;
+			/* the file ends within a chunk */
+			if (filled > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("could not read a tlbf_agg temporary file")));
+			break;
 		}
+		memmove(buffer, buffer + parsed, filled - parsed);
+		filled -= parsed;
 	}
 	pfree(buffer);
 	pfree(runs);
-	if (BufFileSeek(state->file, state->file_end, state->file_end_offset, SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not seek in a tlbf_agg temporary file")));
 }
 
 /* tlbf_hash_log_visit's: each run of a batch, one by one. */
@@ -500,10 +565,10 @@ tlbf_hash_log_take(HashLog *into, HashLog *from)
 		for (int s = 0; s < tb_slots(from->header); s++)
 			tlbf_hash_log_forget(from, &from->logs[s]);
 		from->last = NULL;
-		if (from->file != NULL)
+		if (from->file >= 0)
 		{
-			BufFileClose(from->file);
-			from->file = NULL;
+			FileClose(from->file);
+			from->file = -1;
 		}
 	}
 	tlbf_hash_log_spill_if_over(into, 0);

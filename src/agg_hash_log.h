@@ -13,7 +13,7 @@
 #include "agg_format3.h"
 
 #include "nodes/execnodes.h"
-#include "storage/buffile.h"
+#include "storage/fd.h"
 
 #include "core/tb.h"
 
@@ -55,10 +55,9 @@ typedef struct HashLog
 	AggState   *aggstate;		/* the aggregation (for its strategy), or
 								 * NULL */
 	Size		in_memory;		/* bytes of the chunks held in memory */
-	BufFile    *file;			/* the chunks written out, or NULL */
+	File		file;			/* the chunks written out, or -1 */
 	MemoryContextCallback close_file;	/* closes it with the state's memory */
-	int			file_end;		/* where the next is written (BufFileTell) */
-	off_t		file_end_offset;
+	off_t		file_end;		/* where the next is written */
 	TbFilter   *header;			/* parameters, kind of key, newest time,
 								 * rows added; no band (VARSIZE kept) */
 	Format3Hasher hasher;
