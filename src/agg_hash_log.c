@@ -371,8 +371,9 @@ tlbf_hash_log_add_behind(GenerationLog *log, HashChunk *c)
  * runs: one batch of every chunk in memory (if 'memory'; the runs point
  * into the chunks, which 'visit' may reorder but not change), then (if
  * 'file') the chunks in the file, read into a buffer of 'buffer_bytes' (at
- * least a chunk's) as many at a time as it holds.  The file is read from
- * its start, and left where the next chunk is written.
+ * least a chunk's and its header's) as many at a time as it holds, from
+ * its start (reads and writes name their offsets: more chunks may be
+ * written after).
  */
 void
 tlbf_hash_log_visit_batches(HashLog *state, bool memory, bool file, Size buffer_bytes,
