@@ -8,9 +8,10 @@
 # maintenance worker's registrations and the shared filters (their saved
 # copies) come along and answer the same, and the new cluster's workers
 # take them up; a shared filter of format 2 (as one made before 1.5) moves
-# to format 3 once the server's tlbf.shared_format is 3, every key found.  The servers pg_upgrade starts for itself (binary upgrade
-# mode) have tlbf preloaded too: its workers must not write while the
-# catalogs are being moved.
+# to format 3 once the server's tlbf.shared_format is 3, every key found.
+# The servers pg_upgrade starts for itself (binary upgrade mode) have tlbf
+# preloaded too: its workers must not write while the catalogs are being
+# moved.
 use strict;
 use warnings;
 
