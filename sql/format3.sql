@@ -322,6 +322,22 @@ SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 1800) IS NULL AS no_rows_null
 FROM stream3 WHERE key < 0;
 SELECT tlbf_agg_format3(NULL::int, at, '1 hour', 0.01, 1800) IS NULL AS only_null_rows FROM stream3;
 
+-- A declared filter past 1 MB (here 3.3 MB) holds up to 1,024 keys back
+-- and sets them together (tb_insert_many, whose bytes are those of the
+-- keys one by one: the core's unit tests and fuzz_format3 check that): the
+-- same bytes in any order, in one state or in three groups, and every key
+-- found.
+CREATE TABLE wide3 AS SELECT g AS key, '2024-01-01 00:00+00'::timestamptz + g * interval '150 ms' AS at
+FROM generate_series(1, 20000) g;
+SELECT f::bytea = (SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 1000000 ORDER BY key DESC)::bytea FROM wide3) AS backwards,
+       f::bytea = (SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 1000000 ORDER BY md5(key::text))::bytea FROM wide3) AS shuffled,
+       f::bytea = (SELECT tlbf_union_agg(g)::bytea FROM (SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 1000000) AS g
+                                                        FROM wide3 GROUP BY key % 3) s) AS groups_unite,
+       (SELECT count(*) FROM wide3 WHERE tlbf_contains(f, key, '2024-01-01 00:50+00')) AS found,
+       octet_length(f::bytea) > 1024 * 1024 AS past_1mb
+FROM (SELECT tlbf_agg_format3(key, at, '1 hour', 0.01, 1000000) AS f FROM wide3) s;
+DROP TABLE wide3;
+
 -- Keys of other types, one kind or several, of a collation: the aggregate
 -- (which hashes a state's keys with their type's hasher once its first key
 -- showed that the general path would) gives the bytes of tlbf_add called

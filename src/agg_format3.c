@@ -14,13 +14,15 @@
  * pass as they pass any value (the result's bytes, however many rows).
  *
  * The state is held as an expanded object (utils/expandeddatum.h): the
- * filter, and the last few rows' keys, whose lines were prefetched when
- * they came and are set a few rows later, so that a large filter's cache
- * misses overlap instead of queueing.  Inserts commute, so holding keys
- * back changes no bit.  Whatever reads the state as a value (the result,
- * a partial state sent to the leader or to a Citus coordinator, a copy)
- * flattens it, and flattening adds the held keys first: a held key is
- * never missing from a value.  nodeAgg keeps a read-write expanded state
+ * filter, and the last rows' keys, held back and set together
+ * (tb_insert_many: each line prefetched while another is set), so that a
+ * large filter's cache misses overlap instead of queueing.  A filter of a
+ * few lines holds a few keys back; one past the cache up to HELD_MOST.
+ * tb_insert_many gives the bytes the keys one by one give, so holding
+ * keys back changes no bit.  Whatever reads the state as a value (the
+ * result, a partial state sent to the leader or to a Citus coordinator, a
+ * copy) flattens it, and flattening adds the held keys first: a held key
+ * is never missing from a value.  nodeAgg keeps a read-write expanded state
  * in place (no copy per row) when it lives in a child of its memory.
  *
  * Two faces share that state.  The typed forms (an item of smallint,
@@ -56,14 +58,14 @@ PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_combine);
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_serialize);
 PG_FUNCTION_INFO_V1(tlbf_agg_format3_any_deserialize);
 
-/* Keys held back: enough rows of work to cover a miss to memory. */
-#define HELD_KEYS 16
-
-typedef struct HeldKey
-{
-	TlbfHash	hash;
-	TlbfTime	at;
-} HeldKey;
+/*
+ * Keys held back: at first HELD_FIRST (a hashed aggregation may hold many
+ * small states), twice as many after each time they are set while the
+ * filter is past HELD_LARGE bytes, up to HELD_MOST (24 kB).
+ */
+#define HELD_FIRST	16
+#define HELD_MOST	1024
+#define HELD_LARGE	(1024 * 1024)
 
 typedef struct Format3State
 {
@@ -71,9 +73,9 @@ typedef struct Format3State
 	TbFilter   *filter;			/* in the header's context; VARSIZE kept */
 	TlbfMemory	memory;
 	Format3Hasher hasher;		/* hashes the rows' items */
-	int			nheld;			/* keys held back, held[first] the oldest */
-	int			first;
-	HeldKey		held[HELD_KEYS];
+	int			nheld;			/* keys held back, in the order they came */
+	int			room;			/* held has room for this many */
+	TbKey	   *held;			/* in the header's context */
 } Format3State;
 
 static Size state_flat_size(ExpandedObjectHeader *eohptr);
@@ -97,29 +99,19 @@ tlbf_format3_aggregate_memory(FunctionCallInfo fcinfo, const char *function)
 	return aggcontext;
 }
 
-/* Insert one key into the state's filter now. */
-static void
-insert_now(Format3State *state, TlbfHash hash, TlbfTime at)
-{
-	uint64		truncated = state->filter->truncated;
-	TlbfStatus	status = tb_insert(&state->filter, &state->memory, hash, at);
-
-	tlbf_check_core_status(status, truncated, state->filter->truncated);
-	SET_VARSIZE(state->filter, tb_size(state->filter));
-}
-
-/* Insert the keys held back, oldest first. */
+/* Insert the keys held back, in the order they came. */
 static void
 insert_held(Format3State *state)
 {
-	for (int i = 0; i < state->nheld; i++)
-	{
-		HeldKey    *key = &state->held[(state->first + i) % HELD_KEYS];
+	uint64		truncated = state->filter->truncated;
+	TlbfStatus	status;
 
-		insert_now(state, key->hash, key->at);
-	}
+	if (state->nheld == 0)
+		return;
+	status = tb_insert_many(&state->filter, &state->memory, state->held, state->nheld);
 	state->nheld = 0;
-	state->first = 0;
+	tlbf_check_core_status(status, truncated, state->filter->truncated);
+	SET_VARSIZE(state->filter, tb_size(state->filter));
 }
 
 static Size
@@ -152,6 +144,8 @@ new_state(MemoryContext aggcontext, const TbFilter *filter)
 	Format3State *state = MemoryContextAllocZero(memory, sizeof(Format3State));
 
 	EOH_init_header(&state->header, &state_methods, memory);
+	state->room = HELD_FIRST;
+	state->held = MemoryContextAlloc(memory, HELD_FIRST * sizeof(TbKey));
 	state->filter = MemoryContextAlloc(memory, VARSIZE(filter));
 	memcpy(state->filter, filter, VARSIZE(filter));
 	tlbf_memory_for(&state->memory, state->filter, memory);
@@ -255,29 +249,26 @@ tlbf_format3_row_hash_general(Format3Hasher *hasher, FunctionCallInfo fcinfo, Tb
 
 /*
  * Add the row of argument 1 (item) and 2 (time) to a state.  The key is
- * hashed and its time checked now (an error names its row), its line
- * prefetched, and it is set when HELD_KEYS more have come, or when the
- * state is read.
+ * hashed and its time checked now (an error names its row), and it is set
+ * when the keys held back fill their room, or when the state is read.
  */
 static void
 add_row(Format3State *state, FunctionCallInfo fcinfo)
 {
-	HeldKey		key;
+	TbKey	   *key = &state->held[state->nheld];
 
-	key.at = tlbf_insert_time_arg(fcinfo, 2);
-	key.hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->filter,
-									 state->filter->inserted > 0 || state->nheld > 0,
-									 state->header.eoh_context);
-	tb_prefetch(state->filter, key.hash);
-	if (state->nheld == HELD_KEYS)
+	key->at = tlbf_insert_time_arg(fcinfo, 2);
+	key->hash = tlbf_format3_row_hash(&state->hasher, fcinfo, state->filter,
+									  state->filter->inserted > 0 || state->nheld > 0,
+									  state->header.eoh_context);
+	if (++state->nheld < state->room)
+		return;
+	insert_held(state);
+	if (state->room < HELD_MOST && VARSIZE(state->filter) >= HELD_LARGE)
 	{
-		/* the oldest goes in, and its place takes this one */
-		insert_now(state, state->held[state->first].hash, state->held[state->first].at);
-		state->held[state->first] = key;
-		state->first = (state->first + 1) % HELD_KEYS;
+		state->room *= 2;
+		state->held = repalloc(state->held, state->room * sizeof(TbKey));
 	}
-	else
-		state->held[(state->first + state->nheld++) % HELD_KEYS] = key;
 }
 
 /*

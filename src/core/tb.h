@@ -61,7 +61,15 @@ extern TlbfStatus tb_insert(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
 							TlbfTime at);
 extern TlbfStatus tb_insert_or_fail(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
 									TlbfTime at);
-extern void tb_prefetch(const TbFilter *f, TlbfHash hash);
+
+/* A key to insert, for tb_insert_many. */
+typedef struct TbKey
+{
+	TlbfHash	hash;
+	TlbfTime	at;
+} TbKey;
+
+extern TlbfStatus tb_insert_many(TbFilter **f, TlbfMemory *memory, TbKey *keys, size_t n);
 
 /* tb_build.c: a filter built at once from keys known in advance */
 #define TB_COUNT_BITS		14

@@ -3,7 +3,9 @@
  * tb_insert.c
  *	  Adding a key to a format 3 filter: k bits in its group's piece of the
  *	  slot of its generation, in the newest band holding that generation;
- *	  starting the generation, or a band for it, first if needed.
+ *	  starting the generation, or a band for it, first if needed.  Many
+ *	  keys at once (tb_insert_many) give the same bytes, with their cache
+ *	  misses overlapped.
  *
  * Insertions may come in any order of time (an aggregate's rows do): a key
  * goes to its own generation whatever was added before.  A key older than
@@ -436,11 +438,131 @@ tb_insert_or_fail(TbFilter **fp, TlbfMemory *memory, TlbfHash hash, TlbfTime at)
 	return insert(fp, memory, hash, at, true);
 }
 
-/* Bring a key's group in the newest band into the cache (before inserting it). */
-void
-tb_prefetch(const TbFilter *f, TlbfHash hash)
+/* Keys whose lines tb_insert_many prefetches ahead of the one being set. */
+#define TB_MANY_AHEAD 16
+
+/*
+ * Set the bits of a run of keys in band 'band' (keys[i].at holds the key's
+ * slot there, set by tb_insert_many), each line prefetched a few keys
+ * ahead; then each slot that took a key counts the bits they found new
+ * (summed over the run: the same sum in any order, the bits of the union),
+ * capped as tb_set_bits caps it.
+ */
+static inline __attribute__((always_inline)) void
+set_run(TbFilter *f, int band, const TbKey *keys, size_t n, const int piece, const int k)
 {
-	if (f->nbands > 0)
-		__builtin_prefetch(tb_words(f) + tb_band_word(f, f->nbands - 1) +
-						   tb_group_of(hash, tb_bands(f)[f->nbands - 1].nlines) * tb_group_words(f), 1);
+	TbBand	   *b = &tb_bands(f)[band];
+	uint64_t   *words = tb_words(f) + tb_band_word(f, band);
+	uint64_t	group_words = tb_group_words(f);
+	uint64_t	fresh[TB_MAX_SLOTS] = {0};
+	bool		took[TB_MAX_SLOTS] = {false};
+
+	for (size_t i = 0; i < n; i++)
+	{
+		int			s = (int) keys[i].at;
+		uint64_t   *p = words + tb_group_of(keys[i].hash, b->nlines) * group_words +
+			(uint64_t) s * piece;
+		uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
+
+		if (i + TB_MANY_AHEAD < n)
+			__builtin_prefetch(words + tb_group_of(keys[i + TB_MANY_AHEAD].hash, b->nlines) *
+							   group_words + (uint64_t) keys[i + TB_MANY_AHEAD].at * piece, 1);
+		tb_key_masks(keys[i].hash, piece, k, masks);
+		for (int w = 0; w < piece; w++)
+		{
+			fresh[s] += (uint64_t) tb_popcount(masks[w] & ~p[w]);
+			p[w] |= masks[w];
+		}
+		took[s] = true;
+	}
+	for (int s = 0; s < tb_slots(f); s++)
+		if (took[s])
+		{
+			b->slot[s].bits += fresh[s];
+			if (b->slot[s].bits > b->nlines * 64 * (uint64_t) piece)
+				b->slot[s].bits = b->nlines * 64 * (uint64_t) piece;
+		}
+}
+
+/*
+ * Insert keys[0 .. n) as tb_insert would one after the other, in that
+ * order, into the same bytes; faster when the filter is larger than the
+ * cache, where one key at a time waits for its line.
+ *
+ * A run of keys that tb_insert would each put in a generation of the
+ * newest band, in a piece with room, is set together, a line prefetched
+ * while another is set.  A piece is taken to have room for the run while
+ * its bits, with k for each key of the run before (at most what they set),
+ * stay below the count that makes it full: so no key of a run could have
+ * found its piece full one by one either.  Inside a run only the bits are
+ * deferred; the newest time, the count of insertions and each slot's
+ * earliest time move key by key, as tb_insert moves them.  Any other key
+ * (a generation to start, a piece that may be full, a key older than the
+ * span) ends the run and goes in by tb_insert alone, after the run's bits
+ * are set.
+ *
+ * keys[].at is overwritten (a run keeps its keys' slots there).  On a
+ * status other than TLBF_OK, the keys before the one tb_insert refused are
+ * in, none after it.
+ */
+TlbfStatus
+tb_insert_many(TbFilter **fp, TlbfMemory *memory, TbKey *keys, size_t n)
+{
+	size_t		i = 0;
+
+	while (i < n)
+	{
+		TbFilter   *f = *fp;
+		int			band = f->nbands - 1;
+		size_t		start = i;
+		uint64_t	pending[TB_MAX_SLOTS] = {0};
+		uint64_t	limit = 0;
+		TlbfStatus	status;
+
+		/* the bits that make a piece of the newest band full, as full() counts them */
+		if (band >= 0)
+		{
+			uint64_t	nlines = tb_bands(f)[band].nlines;
+			uint64_t	capacity = tb_capacity_of(f, nlines);
+
+			if (capacity + capacity / 16 > 0)
+				limit = tb_bits_over(f, capacity + capacity / 16 - 1, nlines);
+		}
+		while (band >= 0 && i < n)
+		{
+			TbSlot	   *slot;
+			TlbfTime	at = keys[i].at;
+			TlbfTime	newest = f->newest == TLBF_NEVER || at > f->newest ? at : f->newest;
+			int			s;
+
+			if (at < newest - f->span)
+				break;
+			s = slot_holding(f, &tb_bands(f)[band], at);
+			if (s < 0)
+				break;
+			slot = &tb_bands(f)[band].slot[s];
+			if (slot->bits >= limit || (uint64_t) f->k * pending[s] >= limit - slot->bits)
+				break;
+			f->inserted = tlbf_add_saturating(f->inserted, 1);
+			f->newest = newest;
+			if (at < slot->started)
+				slot->started = at;
+			pending[s]++;
+			keys[i++].at = s;
+		}
+		if (i > start)
+		{
+			if (tb_piece_words(f) == 2 && f->k == 8)
+				set_run(f, band, keys + start, i - start, 2, 8);
+			else
+				set_run(f, band, keys + start, i - start, tb_piece_words(f), f->k);
+		}
+		if (i == n)
+			break;
+		status = tb_insert(fp, memory, keys[i].hash, keys[i].at);
+		if (status != TLBF_OK)
+			return status;
+		i++;
+	}
+	return TLBF_OK;
 }

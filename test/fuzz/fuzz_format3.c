@@ -9,7 +9,8 @@
  * follow.  Then the memory model (growing up to a cap, some resizes
  * failing, keep_live or not), then one byte per operation and its
  * arguments until the input ends: insertions at times moving forward,
- * backward, far ahead or standing still, bursts, queries and last_seen
+ * backward, far ahead or standing still, bursts (some through
+ * tb_insert_many, checked against tb_insert key by key), queries and last_seen
  * with any window, retire at any time, fold to fit, and unions with a copy
  * of itself, an earlier state or a new filter of the same parameters.
  *
@@ -119,7 +120,6 @@ insert(Run *r, uint64_t key, TlbfTime at)
 	uint64_t	truncated_before = r->f->truncated;
 	TlbfStatus	status;
 
-	tb_prefetch(r->f, hash_of(key));
 	status = r->strict ? tb_insert_or_fail(&r->f, &r->memory.memory, hash_of(key), at) :
 		tb_insert(&r->f, &r->memory.memory, hash_of(key), at);
 	r->inserts++;
@@ -143,6 +143,48 @@ insert(Run *r, uint64_t key, TlbfTime at)
 	FUZZ_CHECK(tb_size(r->f) <= r->memory.memory.max_bytes ||
 			   r->f->nbands <= bands, "an insertion that adds a band stays under the cap");
 	log_key(r, key, at);
+}
+
+/*
+ * A burst through tb_insert_many: the same bytes and status as tb_insert
+ * key by key on a copy (its memory a copy too, so that the same requests
+ * fail), and every key logged if all went in.
+ */
+static void
+insert_many(Run *r, const uint64_t *ids, const TlbfTime *times, int n)
+{
+	FuzzMemory	m = r->memory;
+	TbFilter   *one = fuzz_malloc(r->memory.memory.allocated);
+	TbKey	   *keys = fuzz_malloc(n * sizeof(TbKey));
+	uint64_t	truncated_before = r->f->truncated;
+	TlbfStatus	status_one = TLBF_OK,
+				status;
+
+	memset(one, 0, r->memory.memory.allocated);
+	memcpy(one, r->f, tb_size(r->f));
+	m.capacity = r->memory.memory.allocated;
+	for (int i = 0; i < n; i++)
+	{
+		keys[i].hash = hash_of(ids[i]);
+		keys[i].at = times[i];
+		if (status_one == TLBF_OK)
+			status_one = tb_insert(&one, &m.memory, keys[i].hash, keys[i].at);
+	}
+	status = tb_insert_many(&r->f, &r->memory.memory, keys, (size_t) n);
+	r->inserts += n;
+	check_valid(r->f, "a filter after tb_insert_many");
+	FUZZ_CHECK(status == status_one, "tb_insert_many fails where tb_insert does");
+	FUZZ_CHECK(tb_size(r->f) == tb_size(one) && memcmp(r->f, one, tb_size(one)) == 0,
+			   "tb_insert_many gives the bytes of tb_insert key by key");
+	free(one);
+	free(keys);
+	if (status != TLBF_OK || r->f->truncated != truncated_before)
+	{
+		r->nlog = 0;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		log_key(r, ids[i], times[i]);
 }
 
 static TbFilter *
@@ -369,7 +411,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			case 2:				/* a burst, standing still or creeping */
 				{
 					int			n = 1 + fuzz_u8(&r.in);
+					uint64_t	ids[256];
+					TlbfTime	times[256];
 
+					/* (not strict: tb_insert_many inserts as tb_insert) */
+					if ((code & 0x40) && !r.strict)
+					{
+						for (int i = 0; i < n; i++)
+						{
+							r.clock = fuzz_add_time(r.clock, step / 256);
+							ids[i] = r.next_key++ % (1 + ((code >> 3) & 7));
+							times[i] = r.clock;
+						}
+						insert_many(&r, ids, times, n);
+						break;
+					}
 					for (int i = 0; i < n && r.inserts < MAX_INSERTS; i++)
 					{
 						r.clock = fuzz_add_time(r.clock, step / 256);

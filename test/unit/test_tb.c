@@ -380,6 +380,103 @@ test_inserts_commute(void **state)
 }
 
 /*
+ * One stream of tb_insert_many's test: key i's key and time, in one of
+ * several shapes that reach every way of tb_insert's (a generation
+ * started, a piece full and another band, a key older than the span, a
+ * pause, a repeated key).
+ */
+static void
+many_key(int shape, long i, uint64_t *rng, TlbfTime *now, uint64_t *key, TlbfTime *at)
+{
+	switch (shape)
+	{
+		case 0:					/* steady, in order */
+			*now += HOUR / 20000;
+			*key = (uint64_t) i;
+			*at = *now;
+			break;
+		case 1:					/* tenfold up, then down, a tenth repeated */
+			*now += (i / 30000) % 3 == 1 ? HOUR / 200000 : HOUR / 20000;
+			*key = rng_next(rng) % 10 == 0 ? (uint64_t) (i % 300) : (uint64_t) i;
+			*at = *now;
+			break;
+		case 2:					/* out of order, pauses, some older than the span */
+			if (i % 25000 == 0)
+				*now += 3 * HOUR;
+			*now += (TlbfTime) (rng_next(rng) % (2 * HOUR / 20000));
+			*key = (uint64_t) i;
+			*at = *now - (TlbfTime) (rng_next(rng) % (3 * HOUR / 2));
+			break;
+		default:				/* a few hot keys at a burst's rate */
+			*now += HOUR / 500000;
+			*key = rng_next(rng) % 2000;
+			*at = *now;
+			break;
+	}
+}
+
+/*
+ * tb_insert_many gives the bytes tb_insert gives key by key, in every
+ * shape of stream, declared or not, capped or not, in batches of any
+ * length: and the same status where a cap refuses a key.
+ */
+static void
+test_insert_many(void **state)
+{
+	const double rates[] = {0.01, 0.001, 0.1};
+	long		n = 90000;
+	TbKey	   *batch = malloc(4096 * sizeof(TbKey));
+
+	for (int shape = 0; shape < 4; shape++)
+		for (int variant = 0; variant < 6; variant++)
+		{
+			TbTest		a,
+						b;
+			uint64_t	rng = 1000 + shape * 10 + variant;
+			uint64_t	batches = 99;
+			TlbfTime	now = START;
+			long		i = 0;
+			TlbfStatus	status_a = TLBF_OK,
+						status_b = TLBF_OK;
+
+			tt_create(&a, HOUR, rates[variant % 3], 20000, variant % 2 == 1);
+			tt_create(&b, HOUR, rates[variant % 3], 20000, variant % 2 == 1);
+			if (variant >= 4)
+			{
+				/* capped: at 4, bands kept (keys refused); at 5, dropped */
+				a.memory.max_bytes = b.memory.max_bytes = 200000;
+				a.memory.keep_live = b.memory.keep_live = variant == 4;
+			}
+			while (i < n && status_a == TLBF_OK)
+			{
+				size_t		len = (size_t) (rng_next(&batches) % 4096) + 1;
+				size_t		m = 0;
+
+				for (; m < len && i < n; m++, i++)
+				{
+					uint64_t	key;
+
+					many_key(shape, i, &rng, &now, &key, &batch[m].at);
+					batch[m].hash = key_hash(key);
+					if (status_a == TLBF_OK)
+						status_a = tb_insert(&a.f, &a.memory, batch[m].hash, batch[m].at);
+				}
+				status_b = tb_insert_many(&b.f, &b.memory, batch, m);
+				if (status_a != status_b)
+					fail_msg("shape %d, variant %d: tb_insert %d, tb_insert_many %d", shape,
+							 variant, (int) status_a, (int) status_b);
+				/* (status_a fails at a key of this batch: b stopped there too) */
+				if (status_a == TLBF_OK)
+					assert_same_bytes(a.f, b.f);
+			}
+			tb_assert_valid(b.f, "a filter fed in batches");
+			tt_free(&a);
+			tt_free(&b);
+		}
+	free(batch);
+}
+
+/*
  * Filters built apart over the same time range (keys split by their
  * value, as shards are) with a declared capacity unite into the bytes of
  * the filter built over all keys; so do filters of consecutive ranges cut
@@ -1123,6 +1220,7 @@ main(void)
 		cmocka_unit_test(test_any_order),
 		cmocka_unit_test(test_repeats),
 		cmocka_unit_test(test_inserts_commute),
+		cmocka_unit_test(test_insert_many),
 		cmocka_unit_test(test_exact_unions),
 		cmocka_unit_test(test_unions_of_other_sizes),
 		cmocka_unit_test(test_fold_to_fit),
