@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "tb.h"
+#include "tb_bits.h"
 
 /* Zero the bytes between the directory and the first line. */
 static void
@@ -132,7 +132,7 @@ tb_fold_band(TbFilter *f, int index, uint64_t divisor)
 		memcpy(&words[j * group], line, group * sizeof(uint64_t));
 		/* (folded bits overlap: each slot's count is taken again) */
 		for (uint64_t w = 0; w < group; w++)
-			set[w / piece] += (uint64_t) __builtin_popcountll(line[w]);
+			set[w / piece] += (uint64_t) tb_popcount(line[w]);
 		if ((j & 0xffff) == 0)
 			tlbf_check_interrupts();
 	}

@@ -76,13 +76,12 @@ live_slots(const TbFilter *f, const TbBand *b, int64_t oldest)
  * each slot, and the result in 'out' unless NULL ('out' may be a, when an
  * == t).  Slots in neither mask come out zero.
  */
-static void
-fold_or(const TbFilter *f, const uint64_t *a, uint64_t an, unsigned amask,
-		const uint64_t *b, uint64_t bn, unsigned bmask, uint64_t t,
-		uint64_t set[TB_MAX_SLOTS], uint64_t *out)
+static inline __attribute__((always_inline)) void
+fold_or_layout(const uint64_t *a, uint64_t an, unsigned amask,
+			   const uint64_t *b, uint64_t bn, unsigned bmask, uint64_t t,
+			   uint64_t set[TB_MAX_SLOTS], uint64_t *out, const int slots, const int piece)
 {
-	uint64_t	group = tb_group_words(f);
-	int			piece = tb_piece_words(f);
+	const int	group = slots * piece;
 	uint64_t	da = an / t,
 				db = bn / t;
 
@@ -91,7 +90,7 @@ fold_or(const TbFilter *f, const uint64_t *a, uint64_t an, unsigned amask,
 	{
 		uint64_t	line[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY] = {0};
 
-		for (int s = 0; s < tb_slots(f); s++)
+		for (int s = 0; s < slots; s++)
 		{
 			uint64_t   *w = &line[s * piece];
 
@@ -104,13 +103,25 @@ fold_or(const TbFilter *f, const uint64_t *a, uint64_t an, unsigned amask,
 					for (int i = 0; i < piece; i++)
 						w[i] |= b[(j * db + d) * group + s * piece + i];
 			for (int i = 0; i < piece; i++)
-				set[s] += (uint64_t) __builtin_popcountll(w[i]);
+				set[s] += (uint64_t) tb_popcount(w[i]);
 		}
 		if (out != NULL)
 			memcpy(&out[j * group], line, group * sizeof(uint64_t));
 		if ((j & 0xffff) == 0)
 			tlbf_check_interrupts();
 	}
+}
+
+/* (the body inlined for the layout at 1%, so that its loops unroll) */
+static void
+fold_or(const TbFilter *f, const uint64_t *a, uint64_t an, unsigned amask,
+		const uint64_t *b, uint64_t bn, unsigned bmask, uint64_t t,
+		uint64_t set[TB_MAX_SLOTS], uint64_t *out)
+{
+	if (tb_slots(f) == 4 && tb_piece_words(f) == 2)
+		fold_or_layout(a, an, amask, b, bn, bmask, t, set, out, 4, 2);
+	else
+		fold_or_layout(a, an, amask, b, bn, bmask, t, set, out, tb_slots(f), tb_piece_words(f));
 }
 
 static uint64_t
