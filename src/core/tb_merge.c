@@ -79,9 +79,9 @@ live_slots(const TbFilter *f, const TbBand *b, int64_t oldest)
 static inline __attribute__((always_inline)) void
 fold_or_layout(const uint64_t *a, uint64_t an, unsigned amask,
 			   const uint64_t *b, uint64_t bn, unsigned bmask, uint64_t t,
-			   uint64_t set[TB_MAX_SLOTS], uint64_t *out, const int slots, const int piece)
+			   uint64_t set[TB_MAX_SLOTS], uint64_t *out, const int slots, const int piece,
+			   const int group)
 {
-	const int	group = slots * piece;
 	uint64_t	da = an / t,
 				db = bn / t;
 
@@ -118,10 +118,11 @@ fold_or(const TbFilter *f, const uint64_t *a, uint64_t an, unsigned amask,
 		const uint64_t *b, uint64_t bn, unsigned bmask, uint64_t t,
 		uint64_t set[TB_MAX_SLOTS], uint64_t *out)
 {
-	if (tb_slots(f) == 4 && tb_piece_words(f) == 2)
-		fold_or_layout(a, an, amask, b, bn, bmask, t, set, out, 4, 2);
+	if (tb_slots(f) == 4 && tb_piece_words(f) == 2 && tb_group_words(f) == 8)
+		fold_or_layout(a, an, amask, b, bn, bmask, t, set, out, 4, 2, 8);
 	else
-		fold_or_layout(a, an, amask, b, bn, bmask, t, set, out, tb_slots(f), tb_piece_words(f));
+		fold_or_layout(a, an, amask, b, bn, bmask, t, set, out, tb_slots(f), tb_piece_words(f),
+					   (int) tb_group_words(f));
 }
 
 static uint64_t
