@@ -98,6 +98,9 @@ struct KeyMatcher
 	TlbfKeys	plain_keys;
 	Oid			plain_type;
 	ItemHasher *plain;			/* NULL: the general path */
+	/* the type of the call site's argument arg_argno (its expression's, for life) */
+	int			arg_argno;		/* -1: none read yet */
+	Oid			arg_type;
 };
 
 KeyMatcher *
@@ -106,6 +109,7 @@ tlbf_key_matcher(MemoryContext context)
 	KeyMatcher *matcher = MemoryContextAllocZero(context, sizeof(KeyMatcher));
 
 	matcher->context = context;
+	matcher->arg_argno = -1;
 	return matcher;
 }
 
@@ -882,9 +886,18 @@ tlbf_key_arg_hash_query(FunctionCallInfo fcinfo, int argno, TlbfKeys filter_keys
 						bool holds_keys, TlbfHash *hash)
 {
 	KeyMatcher *matcher = call_site_matcher(fcinfo);
-	Oid			type = tlbf_arg_type(fcinfo, argno);
+	Oid			type;
 	TlbfKeys	basis;
-	bool		same_keys = matcher->plain_known && matcher->plain_type == type &&
+	bool		same_keys;
+
+	/* (looked up once: it walks the call's expression, a share of a probe) */
+	if (matcher->arg_argno != argno)
+	{
+		matcher->arg_type = tlbf_arg_type(fcinfo, argno);
+		matcher->arg_argno = argno;
+	}
+	type = matcher->arg_type;
+	same_keys = matcher->plain_known && matcher->plain_type == type &&
 		matcher->plain_keys.fields == filter_keys.fields &&
 		matcher->plain_keys.kinds == filter_keys.kinds &&
 		matcher->plain_keys.tag == filter_keys.tag;
