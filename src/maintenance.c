@@ -107,6 +107,8 @@ begin_step(const Pass *pass)
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
+		/* before any of its tables, as DROP EXTENSION locks them (safe_sql.c) */
+		(void) tlbf_lock_extension();
 	}
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

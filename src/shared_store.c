@@ -1264,7 +1264,7 @@ load_imaged(Oid relid)
 int
 tlbf_store_save(MemoryContext ack_context, List **acks)
 {
-	Oid			relid = tlbf_extension_table("tlbf_shared_filters");
+	Oid			relid;
 	List	   *changed;
 	ListCell   *cell;
 	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
@@ -1272,6 +1272,9 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 
 	if (RecoveryInProgress())
 		return 0;
+	/* the extension before its table, as DROP EXTENSION locks them (safe_sql.c) */
+	(void) tlbf_lock_extension();
+	relid = tlbf_extension_table("tlbf_shared_filters");
 	if (!OidIsValid(relid))
 	{
 		/* the extension was dropped: its filters' images are moot */
