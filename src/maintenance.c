@@ -108,7 +108,7 @@ begin_step(const Pass *pass)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		/* before any of its tables, as DROP EXTENSION locks them (safe_sql.c) */
-		(void) tlbf_lock_extension();
+		(void) tlbf_lock_extension(true);
 	}
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

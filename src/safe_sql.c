@@ -87,10 +87,11 @@ read_extension(Oid *extension, Oid *schema)
  * two-phase commit) is never waited for, as nothing here waits for one:
  * false then, and the caller goes on as before, finding the tables locked
  * without waiting for them either.  False too if the extension is not
- * installed.  The waiting is a poll, so that a stop request ends it.
+ * installed, or if another holds the lock and not 'wait'.  The waiting is
+ * a poll, so that a stop request ends it.
  */
 bool
-tlbf_lock_extension(void)
+tlbf_lock_extension(bool wait)
 {
 	static uint32 wait_event = 0;
 	Oid			extension;
@@ -108,7 +109,7 @@ tlbf_lock_extension(void)
 			AcceptInvalidationMessages();
 			return true;
 		}
-		if (TransactionIdIsValid(tlbf_prepared_holder(&tag, AccessShareLock)))
+		if (!wait || TransactionIdIsValid(tlbf_prepared_holder(&tag, AccessShareLock)))
 			return false;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
 						 tlbf_wait_event(&wait_event, "TlbfExtensionLock"));

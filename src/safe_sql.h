@@ -24,7 +24,7 @@ typedef struct RoleSwitch
 	int			nest_level;
 } RoleSwitch;
 
-extern bool tlbf_lock_extension(void);
+extern bool tlbf_lock_extension(bool wait);
 extern Oid	tlbf_extension_oid(void);
 extern Oid	tlbf_extension_schema(void);
 extern char *tlbf_extension_schema_quoted(void);

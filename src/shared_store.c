@@ -1269,11 +1269,16 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 	ListCell   *cell;
 	Oid			types[3] = {TEXTOID, InvalidOid, INT8OID};
 	int			written = 0;
+	bool		locked;
 
 	if (RecoveryInProgress())
 		return 0;
-	/* the extension before its table, as DROP EXTENSION locks them (safe_sql.c) */
-	(void) tlbf_lock_extension();
+	/*
+	 * The extension before its table, as DROP EXTENSION locks them
+	 * (safe_sql.c); not waited for, as the table is not (below): a DROP
+	 * under way, and the next saver saves, or finds the extension gone.
+	 */
+	locked = tlbf_lock_extension(false);
 	relid = tlbf_extension_table("tlbf_shared_filters");
 	if (!OidIsValid(relid))
 	{
@@ -1286,7 +1291,7 @@ tlbf_store_save(MemoryContext ack_context, List **acks)
 	 * Never wait for the table: a prepared DROP EXTENSION holds it until
 	 * COMMIT PREPARED, and a worker told to stop must not wait for that.
 	 */
-	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+	if (!locked || !ConditionalLockRelationOid(relid, RowExclusiveLock))
 		return 0;
 	types[1] = tlbf_extension_type();
 	tlbf_prepared_clean(prepared_keys_settled);
