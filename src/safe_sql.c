@@ -75,20 +75,20 @@ read_extension(Oid *extension, Oid *schema)
 }
 
 /*
- * Lock the extension against DROP EXTENSION until the transaction ends, for
- * a background transaction, before it touches any of the extension's
- * tables.  DROP EXTENSION locks the extension first and then its tables one
- * by one: a transaction that took one of those tables first and then waited
- * for another could deadlock with it (the Citus tests saw it once: a
- * DROP EXTENSION and a maintenance step, each holding one of the
+ * Lock the extension against DROP EXTENSION until the transaction ends,
+ * for a background transaction, before it touches any of the extension's
+ * tables.  DROP EXTENSION locks the extension first and then its tables
+ * one by one: a transaction that took one of those tables first and then
+ * waited for another could deadlock with it (the Citus tests saw it once:
+ * a DROP EXTENSION and a maintenance step, each holding one of the
  * extension's tables and waiting for the other).  Taking the extension
- * first keeps one order.  A prepared transaction's
- * lock (a prepared DROP EXTENSION: Citus commits it on its workers with
- * two-phase commit) is never waited for, as nothing here waits for one:
- * false then, and the caller goes on as before, finding the tables locked
- * without waiting for them either.  False too if the extension is not
- * installed, or if another holds the lock and not 'wait'.  The waiting is
- * a poll, so that a stop request ends it.
+ * first keeps one order.  A prepared transaction's lock (a prepared DROP
+ * EXTENSION: Citus commits it on its workers with two-phase commit) is
+ * never waited for, as nothing here waits for one: false then, and the
+ * caller goes on as before, finding the tables locked without waiting for
+ * them either.  False too if the extension is not installed, or if another
+ * holds the lock and not 'wait'.  The waiting is a poll, so that a stop
+ * request ends it.
  */
 bool
 tlbf_lock_extension(bool wait)
