@@ -14,9 +14,14 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use HeldPass qw(hold_pass);
 
 my $node = PostgreSQL::Test::Cluster->new('activity');
 $node->init;
@@ -31,27 +36,9 @@ my $named = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
 my %event = $named ? (launcher => 'TlbfLauncherMain') : (launcher => 'Extension');
 
 # ---- a maintenance pass at work --------------------------------------------
-my $holder = $node->background_psql('postgres');
-$holder->set_query_timer_restart();    # its next query may come much later
-$holder->query_safe('SELECT pg_advisory_lock(25)');
-
 # 300 filters with only expired slices; each row the pass rewrites waits
 # for the advisory lock (the trigger runs as the table's owner).
-$node->safe_psql('postgres', q{
-	CREATE EXTENSION tlbf;
-	CREATE TABLE visits_f (id int, f tlbf);
-	INSERT INTO visits_f
-	SELECT i, tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour')
-	FROM generate_series(1, 300) i;
-	CREATE FUNCTION wait_for_the_test() RETURNS trigger LANGUAGE plpgsql AS $$
-	BEGIN
-		PERFORM pg_catalog.pg_advisory_xact_lock_shared(25);
-		RETURN NEW;
-	END $$;
-	CREATE TRIGGER wait_for_the_test BEFORE UPDATE ON visits_f
-		FOR EACH ROW EXECUTE FUNCTION wait_for_the_test();
-	SELECT tlbf_maintain('visits_f', 'f');
-});
+my $holder = hold_pass($node, 25, 300);
 
 ok($node->poll_query_until('postgres', q{
 		SELECT count(*) = 1 FROM pg_stat_activity

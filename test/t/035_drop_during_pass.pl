@@ -18,9 +18,14 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use HeldPass qw(hold_pass);
 
 my $node = PostgreSQL::Test::Cluster->new('drop_during_pass');
 $node->init;
@@ -30,27 +35,9 @@ tlbf.naptime = 1
 });
 $node->start;
 
-my $holder = $node->background_psql('postgres');
-$holder->set_query_timer_restart();    # its next query may come much later
-$holder->query_safe('SELECT pg_advisory_lock(35)');
-
 # filters with only expired slices: the pass rewrites each row, and each
 # row's trigger waits for the advisory lock
-$node->safe_psql('postgres', q{
-	CREATE EXTENSION tlbf;
-	CREATE TABLE visits_f (id int, f tlbf);
-	INSERT INTO visits_f
-	SELECT i, tlbf_add(tlbf_create('1 minute'), i, now() - interval '1 hour')
-	FROM generate_series(1, 50) i;
-	CREATE FUNCTION wait_for_the_test() RETURNS trigger LANGUAGE plpgsql AS $$
-	BEGIN
-		PERFORM pg_catalog.pg_advisory_xact_lock_shared(35);
-		RETURN NEW;
-	END $$;
-	CREATE TRIGGER wait_for_the_test BEFORE UPDATE ON visits_f
-		FOR EACH ROW EXECUTE FUNCTION wait_for_the_test();
-	SELECT tlbf_maintain('visits_f', 'f');
-});
+my $holder = hold_pass($node, 35, 50);
 
 ok($node->poll_query_until('postgres', q{
 		SELECT count(*) = 1 FROM pg_stat_activity
