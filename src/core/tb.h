@@ -62,7 +62,7 @@ extern TlbfStatus tb_insert(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
 extern TlbfStatus tb_insert_or_fail(TbFilter **f, TlbfMemory *memory, TlbfHash hash,
 									TlbfTime at);
 
-/* A key to insert, for tb_insert_many. */
+/* A key to insert, for tb_insert_many (which overwrites 'at': tb_insert.c). */
 typedef struct TbKey
 {
 	TlbfHash	hash;
