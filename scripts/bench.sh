@@ -17,7 +17,7 @@
 # without it, it is skipped, and the summary at the end says so.
 #
 #   scripts/bench.sh                 every benchmark (make bench)
-#   scripts/bench.sh NAME...         those only: core unions contains contains_formats aggregates
+#   scripts/bench.sh NAME...         those only: core unions sql_unions contains contains_formats aggregates
 #                                    agg_order agg_one_span agg_grouped citus
 #                                    agg_plans dedup recency recency_join shared
 set -euo pipefail
@@ -88,6 +88,9 @@ section core "core (C): tlbf against a plain Bloom filter with the same bits and
 
 section unions "core (C): unions of format 3 filters built apart, against one built over all keys" \
     build/bench/union_bench
+
+section sql_unions "SQL: unions of filters built by time range (rollups), tlbf_agg or one declared capacity, against one built over all rows (issue 36)" \
+    scripts/cluster.sh psql -X -q -v ON_ERROR_STOP=1 -f test/bench/sql_unions.sql
 
 build/bench/make_filter 1000000 >"$hex"
 section contains "SQL: a 1M-item filter read from a table, 5M probes" \

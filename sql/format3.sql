@@ -431,6 +431,32 @@ FROM serial3, big3 WHERE at >= '2024-01-01 00:06:40+00';
 SELECT count(*) FILTER (WHERE tlbf_contains(f, g, '2024-01-01 01:06:40+00')) BETWEEN 200 AND 1100 AS near_one_percent
 FROM serial3, generate_series(1000001, 1100000) g;
 
+-- A rollup (docs/reference.md, Union): a day's filters over a span of a
+-- week, whose generations (56 hours) each day cuts.  Built with one
+-- declared capacity, the days unite into the bytes of the week's filter.
+-- Sized apart (tlbf_agg sizes each day for its own keys), a generation's
+-- parts differ in size and stay side by side: every key found, but more
+-- bands and bytes than the week's own filter, and a higher error rate.
+CREATE TABLE week3 AS SELECT g % 3000 AS key, '2024-01-01 00:00+00'::timestamptz + g * interval '1 min' AS at
+FROM generate_series(1, 14 * 1440) g;
+CREATE TABLE days3 AS SELECT date_trunc('day', at) AS day, tlbf_agg_format3(key, at, '7 days', 0.01, 10000) AS declared,
+       tlbf_agg(key, at, '7 days') AS sized
+FROM week3 GROUP BY 1;
+SELECT u.declared::bytea = w.declared::bytea AS declared_days_unite,
+       (tlbf_info(u.declared)->>'band_count')::int AS declared_bands,
+       (SELECT count(*) FROM week3 WHERE at > '2024-01-08 00:00+00'
+          AND NOT (tlbf_contains(u.sized, key, '2024-01-15 00:00+00') AND tlbf_contains(u.declared, key, '2024-01-15 00:00+00'))) AS missed,
+       (tlbf_info(w.sized)->>'band_count')::int AS week_sized_bands,
+       (tlbf_info(u.sized)->>'band_count')::int > 1 AS days_sized_side_by_side,
+       octet_length(u.sized::bytea) > octet_length(w.sized::bytea) AS days_sized_larger,
+       (SELECT count(*) FILTER (WHERE tlbf_contains(u.sized, -g, '2024-01-15 00:00+00'))
+             > count(*) FILTER (WHERE tlbf_contains(w.sized, -g, '2024-01-15 00:00+00'))
+        FROM generate_series(1, 20000) g) AS days_sized_more_false_positives
+FROM (SELECT tlbf_union_agg(declared) AS declared, tlbf_union_agg(sized) AS sized FROM days3) u,
+     (SELECT tlbf_agg_format3(key, at, '7 days', 0.01, 10000) AS declared, tlbf_agg(key, at, '7 days') AS sized
+      FROM week3) w;
+DROP TABLE week3, days3;
+
 -- As a window function, both forms: each row's filter holds the rows so
 -- far (the last one, all of them), and earlier results are not changed by
 -- later rows.
