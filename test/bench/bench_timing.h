@@ -16,7 +16,7 @@
 #define ROUNDS	5
 #endif
 
-static double
+static inline double
 now_ns(void)
 {
 	struct timespec ts;
@@ -26,13 +26,13 @@ now_ns(void)
 }
 
 /* the hash of key number 'key' of a stream */
-static TlbfHash
+static inline TlbfHash
 key_hash(uint64_t key)
 {
 	return tlbf_hash_bytes(&key, sizeof(key), 0);
 }
 
-static int
+static inline int
 compare_doubles(const void *a, const void *b)
 {
 	double		x = *(const double *) a,
@@ -42,7 +42,7 @@ compare_doubles(const void *a, const void *b)
 }
 
 /* the median of ROUNDS figures (sorts them) */
-static double
+static inline double
 median(double *v)
 {
 	qsort(v, ROUNDS, sizeof(double), compare_doubles);
