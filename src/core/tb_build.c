@@ -193,6 +193,16 @@ add_all(TbFilter *f, int s, const TlbfHash *hashes, size_t n, const int piece, c
 
 		if (i + TB_BUILD_AHEAD < n)
 			__builtin_prefetch(words + tb_group_of(hashes[i + TB_BUILD_AHEAD], nlines) * group_words, 1);
+		if (piece == 2 && k == 8)
+		{
+			uint64_t	m0,
+						m1;
+
+			tb_key_masks_2x8(hashes[i], &m0, &m1);
+			line[0] |= m0;
+			line[1] |= m1;
+			continue;
+		}
 		tb_key_masks(hashes[i], piece, k, masks);
 		for (int w = 0; w < piece; w++)
 			line[w] |= masks[w];

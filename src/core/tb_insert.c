@@ -251,14 +251,41 @@ slot_holding(const TbFilter *f, const TbBand *b, TlbfTime at)
 	return -1;
 }
 
+/*
+ * The bits that make a piece of a band of 'nlines' groups full: once they
+ * stand for a sixteenth more keys than its capacity (counted so,
+ * order-free); 0 (always full) if it has none.  Every insertion asks it,
+ * and it takes a division and a search: the last answer is remembered,
+ * with all it depends on.
+ */
+static uint64_t
+full_bits(const TbFilter *f, uint64_t nlines)
+{
+	static uint64_t last_nlines,
+				last_bits;
+	static double last_bits_per_key;
+	static int	last_k,
+				last_piece;
+	uint64_t	capacity;
+	uint64_t	limit;
+
+	if (nlines == last_nlines && f->bits_per_key == last_bits_per_key && f->k == last_k &&
+		tb_piece_words(f) == last_piece && last_nlines != 0)
+		return last_bits;
+	capacity = tb_capacity_of(f, nlines);
+	limit = capacity + capacity / 16;
+	last_bits = limit == 0 ? 0 : tb_bits_over(f, limit - 1, nlines);
+	last_nlines = nlines;
+	last_bits_per_key = f->bits_per_key;
+	last_k = f->k;
+	last_piece = tb_piece_words(f);
+	return last_bits;
+}
+
 static inline bool
 full(const TbFilter *f, const TbBand *b, int s)
 {
-	uint64_t	capacity = tb_capacity_of(f, b->nlines);
-	uint64_t	limit = capacity + capacity / 16;
-
-	/* full once its bits stand for 'limit' keys: counted so, order-free */
-	return limit == 0 || b->slot[s].bits >= tb_bits_over(f, limit - 1, b->nlines);
+	return b->slot[s].bits >= full_bits(f, b->nlines);
 }
 
 /*
@@ -462,17 +489,11 @@ set_run(TbFilter *f, int band, const TbKey *keys, size_t n, const int piece, con
 		int			s = (int) keys[i].at;
 		uint64_t   *p = words + tb_group_of(keys[i].hash, b->nlines) * group_words +
 			(uint64_t) s * piece;
-		uint64_t	masks[TB_LINE_WORDS * TB_MAX_LINES_PER_KEY];
 
 		if (i + TB_MANY_AHEAD < n)
 			__builtin_prefetch(words + tb_group_of(keys[i + TB_MANY_AHEAD].hash, b->nlines) *
 							   group_words + (uint64_t) keys[i + TB_MANY_AHEAD].at * piece, 1);
-		tb_key_masks(keys[i].hash, piece, k, masks);
-		for (int w = 0; w < piece; w++)
-		{
-			fresh[s] += (uint64_t) tb_popcount(masks[w] & ~p[w]);
-			p[w] |= masks[w];
-		}
+		fresh[s] += tb_or_key(p, keys[i].hash, piece, k);
 		took[s] = true;
 	}
 	for (int s = 0; s < tb_slots(f); s++)
@@ -516,18 +537,10 @@ tb_insert_many(TbFilter **fp, TlbfMemory *memory, TbKey *keys, size_t n)
 		int			band = f->nbands - 1;
 		size_t		start = i;
 		uint64_t	pending[TB_MAX_SLOTS] = {0};
-		uint64_t	limit = 0;
+		/* the bits that make a piece of the newest band full, as full() counts them */
+		uint64_t	limit = band >= 0 ? full_bits(f, tb_bands(f)[band].nlines) : 0;
 		TlbfStatus	status;
 
-		/* the bits that make a piece of the newest band full, as full() counts them */
-		if (band >= 0)
-		{
-			uint64_t	nlines = tb_bands(f)[band].nlines;
-			uint64_t	capacity = tb_capacity_of(f, nlines);
-
-			if (capacity + capacity / 16 > 0)
-				limit = tb_bits_over(f, capacity + capacity / 16 - 1, nlines);
-		}
 		while (band >= 0 && i < n)
 		{
 			TbSlot	   *slot;

@@ -74,9 +74,41 @@ query_layout(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window,
 	return false;
 }
 
-/* Was the key added within 'window' (>= 0) before 'at'? */
-bool
-tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
+/*
+ * The common case: one band (the rate steady) in the layout at 1%.  The
+ * key's two mask words stay in registers, its four pieces are tested
+ * without a branch, and only a slot whose piece holds the key has its
+ * generation checked: fewer instructions a probe than query_layout, so
+ * that a caller's loop keeps more probes' loads in flight (present keys
+ * 16.8 -> 15.2 ns, absent 16.5 -> 14.6, at 1M keys in the cache, hashes
+ * given).  The same answers as query_layout.
+ */
+static inline bool
+query_one_band_1pct(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
+{
+	const TbBand *b = tb_bands(f);
+	const uint64_t *line = (const uint64_t *) ((const char *) f + tb_lines_offset(1)) +
+		tb_group_of(hash, b->nlines) * TB_LINE_WORDS;
+	uint64_t	m0,
+				m1;
+	unsigned	has = 0;
+
+	tb_key_masks_2x8(hash, &m0, &m1);
+#pragma GCC unroll 4
+	for (int s = 0; s < 4; s++)
+		has |= (unsigned) (((m0 & ~line[2 * s]) | (m1 & ~line[2 * s + 1])) == 0) << s;
+	while (has != 0)
+	{
+		if (tb_asks(f, b->slot[__builtin_ctz(has)].generation, at, window))
+			return true;
+		has &= has - 1;
+	}
+	return false;
+}
+
+/* Any other layout, or several bands (apart: its frame is not the common case's) */
+static __attribute__((noinline)) bool
+query_any(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
 {
 	int			slots = tb_slots(f);
 	int			piece = tb_piece_words(f);
@@ -85,6 +117,15 @@ tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
 	if (slots == 4 && piece == 2 && f->k == 8)
 		return query_layout(f, hash, at, window, 4, 2, 8);
 	return query_layout(f, hash, at, window, slots, piece, f->k);
+}
+
+/* Was the key added within 'window' (>= 0) before 'at'? */
+bool
+tb_query(const TbFilter *f, TlbfHash hash, TlbfTime at, int64_t window)
+{
+	if (f->nbands == 1 && f->generations == 3 && f->lines_per_key == 1 && f->k == 8)
+		return query_one_band_1pct(f, hash, at, window);
+	return query_any(f, hash, at, window);
 }
 
 /*
