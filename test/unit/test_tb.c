@@ -172,6 +172,7 @@ tt_check_inference(const char *name, const KeyLog *log, const TbTest *t, TlbfTim
 		if (!tb_generation_is_live(t->f, g, at))
 			continue;
 		live_keys++;
+		assert_true(tb_query(t->f, key_hash(log->keys[i]), at, t->f->span));
 		if (!(tb_posterior(t->f, key_hash(log->keys[i]), at, t->f->span, 0.5) > 0))
 			fail_msg("%s: key %llu of a live generation given probability 0", name,
 					 (unsigned long long) log->keys[i]);
@@ -181,8 +182,14 @@ tt_check_inference(const char *name, const KeyLog *log, const TbTest *t, TlbfTim
 		TlbfHash	h = key_hash((*next_absent)++);
 		double		p = tb_posterior(t->f, h, at, t->f->span, 0.1);
 
+		TlbfTime	lower,
+					upper;
+
 		assert_true(p >= 0.0 && p <= 1.0);
 		assert_int_equal(p > 0.0, tb_query(t->f, h, at, t->f->span));
+		/* (tb_last_seen reads every band and slot the general way: tb_query's fast path agrees) */
+		assert_int_equal(tb_last_seen(t->f, h, at, t->f->span, &lower, &upper),
+						 tb_query(t->f, h, at, t->f->span));
 	}
 	tb_live_keys(t->f, at, &live);
 	if (fabs(live.estimate - live_keys) > 0.03 * live_keys + 10)
