@@ -159,6 +159,19 @@ speedup() {
         { f = $1; gsub(/^ +| +$/, "", f) }
         f == query && $2 ~ /2 workers/ { v = $5; gsub(/ /, "", v); print v "x"; exit }' "$out"
 }
+# the largest ratio, over the unions part's rows built by BUILDER, of the
+# united filter's bytes (RATIO=bytes) or error rate (RATIO=fpr) to the
+# whole's, and "x"
+union_ratio() {
+    awk -F'|' -v builder="$1" -v ratio="$2" '
+        { b = $3; gsub(/ /, "", b) }
+        b == builder && $6 ~ /[0-9]/ {
+            v = ratio == "bytes" ? $6 + 0 : ($8 + 0 > 0 ? ($9 + 0) / ($8 + 0) : 0)
+            if (!seen || v > worst) worst = v
+            seen = 1
+        }
+        END { if (seen) printf "%.3fx\n", worst }' "$out"
+}
 goal() {
     printf '  %-58s %-12s %s\n' "$1" "${2:-not run}" "$3"
 }
@@ -171,6 +184,10 @@ goal "tlbf_agg vs hll_add_agg, serial, 30M rows" "$(cell 'tlbf_agg(g, at, ...)' 
 goal "tlbf_agg(... ORDER BY at) vs hll_add_agg(... ORDER BY at)" "$(cell 'tlbf_agg(... ORDER BY at)' 1 4)" "no slower with it"
 goal "parallel speed-up of tlbf_agg (2 workers, 30M rows)" "$(speedup tlbf_agg)" \
     "at least hll_add_agg's ($(speedup hll_add_agg))"
+goal "union of ranges, one declared capacity: bytes" "$(union_ratio declared bytes)" "<= 1.05x the whole's"
+goal "union of ranges, one declared capacity: error rate" "$(union_ratio declared fpr)" "<= 1.1x the whole's"
+goal "union of ranges built by tlbf_agg: bytes" "$(union_ratio tlbf_agg bytes)" \
+    "(sized apart: side by side when cut inside generations)"
 
 echo
 echo "== make bench: $(( $(date +%s) - started ))s in all (build included)"
