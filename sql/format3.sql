@@ -455,6 +455,11 @@ SELECT u.declared::bytea = w.declared::bytea AS declared_days_unite,
 FROM (SELECT tlbf_union_agg(declared) AS declared, tlbf_union_agg(sized) AS sized FROM days3) u,
      (SELECT tlbf_agg_format3(key, at, '7 days', 0.01, 10000) AS declared, tlbf_agg(key, at, '7 days') AS sized
       FROM week3) w;
+-- a union larger than tlbf.max_filter_bytes fails (54000), as every operation does
+SET tlbf.max_filter_bytes = '16kB';
+SELECT max(octet_length(sized::bytea)) <= 16 * 1024 AS each_day_fits FROM days3;
+SELECT tlbf_union_agg(sized) FROM days3;
+RESET tlbf.max_filter_bytes;
 DROP TABLE week3, days3;
 
 -- As a window function, both forms: each row's filter holds the rows so

@@ -591,6 +591,41 @@ test_unions_of_other_sizes(void **state)
 		tt_free(&part[p]);
 }
 
+/*
+ * Past TB_MAX_BANDS bands a union folds a band it cannot merge into the
+ * one sharing the largest size (docs/reference.md, Union): twelve
+ * builders of one time range, each sized apart for its twelfth, unite into
+ * eight bands, and every key is still found.
+ */
+static void
+test_union_past_max_bands(void **state)
+{
+	TbTest		part[12];
+	TlbfMemory	memory;
+	TbFilter   *u;
+	long		n = 60000;
+	int64_t		gap = HOUR / 20000;
+	TlbfTime	end = START + n * gap;
+
+	for (int p = 0; p < 12; p++)
+		tt_create(&part[p], HOUR, 0.01, 100 + 997 * p, false);
+	for (long i = 0; i < n; i++)
+		tt_add(&part[i % 12], (uint64_t) i, START + i * gap);
+	u = tt_copy(part[0].f, &memory);
+	for (int p = 1; p < 12; p++)
+	{
+		assert_int_equal(tb_union(&u, &memory, part[p].f), TLBF_OK);
+		tb_assert_valid(u, "a union past the bands' limit");
+	}
+	assert_int_equal(u->nbands, TB_MAX_BANDS);
+	for (long i = 0; i < n; i++)
+		if (START + i * gap >= end - HOUR)
+			assert_true(tb_query(u, key_hash((uint64_t) i), end, HOUR));
+	free(u);
+	for (int p = 0; p < 12; p++)
+		tt_free(&part[p]);
+}
+
 /* Folding to fit keeps every key; folding generous parts gives back bytes. */
 static void
 test_fold_to_fit(void **state)
@@ -1230,6 +1265,7 @@ main(void)
 		cmocka_unit_test(test_insert_many),
 		cmocka_unit_test(test_exact_unions),
 		cmocka_unit_test(test_unions_of_other_sizes),
+		cmocka_unit_test(test_union_past_max_bands),
 		cmocka_unit_test(test_fold_to_fit),
 		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_size_cap),
