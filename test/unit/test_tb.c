@@ -547,35 +547,52 @@ test_exact_unions(void **state)
 }
 
 /*
+ * 'nparts' builders over one time range (an hour of 20,000 keys a span,
+ * 'n' keys dealt among them), each sized apart from its own first guess
+ * (100 + guess_step * p) and its own rate, united one after the other;
+ * every key of the last span found.  The union, to free.
+ */
+static TbFilter *
+tt_unite_sized_apart(int nparts, uint64_t guess_step, long n, const char *name)
+{
+	TbTest		part[16];
+	TlbfMemory	memory;
+	TbFilter   *u;
+	int64_t		gap = HOUR / 20000;
+	TlbfTime	end = START + n * gap;
+
+	assert_true(nparts <= 16);
+	for (int p = 0; p < nparts; p++)
+		tt_create(&part[p], HOUR, 0.01, 100 + guess_step * p, false);
+	for (long i = 0; i < n; i++)
+		tt_add(&part[(i * nparts / n + i) % nparts], (uint64_t) i, START + i * gap);
+	u = tt_copy(part[0].f, &memory);
+	for (int p = 1; p < nparts; p++)
+	{
+		assert_int_equal(tb_union(&u, &memory, part[p].f), TLBF_OK);
+		tb_assert_valid(u, name);
+	}
+	for (long i = 0; i < n; i++)
+		if (START + i * gap >= end - HOUR)
+			assert_true(tb_query(u, key_hash((uint64_t) i), end, HOUR));
+	for (int p = 0; p < nparts; p++)
+		tt_free(&part[p]);
+	return u;
+}
+
+/*
  * Unions where sizes differ (each builder followed its own rate): no key
  * of any input is lost, and the result stays valid and near its target.
  */
 static void
 test_unions_of_other_sizes(void **state)
 {
-	TbTest		part[7];
-	TlbfMemory	memory;
-	TbFilter   *u;
 	long		n = 70000;
-	int64_t		gap = HOUR / 20000;
-	TlbfTime	end = START + n * gap;
+	TbFilter   *u = tt_unite_sized_apart(7, 3000, n, "a union of filters sized apart");
+	TlbfTime	end = START + n * (HOUR / 20000);
 	uint64_t	absent = ABSENT_BASE;
-	double		fpr;
+	double		fpr = 0;
 
-	for (int p = 0; p < 7; p++)
-		tt_create(&part[p], HOUR, 0.01, 100 + 3000 * p, false);
-	for (long i = 0; i < n; i++)
-		tt_add(&part[(i * 7 / n + i) % 7], (uint64_t) i, START + i * gap);
-	u = tt_copy(part[0].f, &memory);
-	for (int p = 1; p < 7; p++)
-	{
-		assert_int_equal(tb_union(&u, &memory, part[p].f), TLBF_OK);
-		tb_assert_valid(u, "a union of filters sized apart");
-	}
-	for (long i = 0; i < n; i++)
-		if (START + i * gap >= end - HOUR)
-			assert_true(tb_query(u, key_hash((uint64_t) i), end, HOUR));
-	fpr = (double) 0;
 	for (long i = 0; i < 100000; i++)
 		fpr += tb_query(u, key_hash(absent++), end, HOUR);
 	fpr /= 100000;
@@ -587,8 +604,6 @@ test_unions_of_other_sizes(void **state)
 	 */
 	assert_true(fpr < 7 * 0.01 * 1.1);
 	free(u);
-	for (int p = 0; p < 7; p++)
-		tt_free(&part[p]);
 }
 
 /*
@@ -600,30 +615,10 @@ test_unions_of_other_sizes(void **state)
 static void
 test_union_past_max_bands(void **state)
 {
-	TbTest		part[12];
-	TlbfMemory	memory;
-	TbFilter   *u;
-	long		n = 60000;
-	int64_t		gap = HOUR / 20000;
-	TlbfTime	end = START + n * gap;
+	TbFilter   *u = tt_unite_sized_apart(12, 997, 60000, "a union past the bands' limit");
 
-	for (int p = 0; p < 12; p++)
-		tt_create(&part[p], HOUR, 0.01, 100 + 997 * p, false);
-	for (long i = 0; i < n; i++)
-		tt_add(&part[i % 12], (uint64_t) i, START + i * gap);
-	u = tt_copy(part[0].f, &memory);
-	for (int p = 1; p < 12; p++)
-	{
-		assert_int_equal(tb_union(&u, &memory, part[p].f), TLBF_OK);
-		tb_assert_valid(u, "a union past the bands' limit");
-	}
 	assert_int_equal(u->nbands, TB_MAX_BANDS);
-	for (long i = 0; i < n; i++)
-		if (START + i * gap >= end - HOUR)
-			assert_true(tb_query(u, key_hash((uint64_t) i), end, HOUR));
 	free(u);
-	for (int p = 0; p < 12; p++)
-		tt_free(&part[p]);
 }
 
 /* Folding to fit keeps every key; folding generous parts gives back bytes. */
